@@ -1,0 +1,225 @@
+# Developer entry points for the kubeforge.operators collection (GNU make).
+#
+#   make demo   # virtualenv, testbed (built on first use), demo playbook
+#   make test   # everything CI runs: ruff, unit, sanity, ansible-lint, testbed smoke tests
+#
+# `make help` lists all targets.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+# Keep in sync with galaxy.yml.
+COLLECTION_NAMESPACE := kubeforge
+COLLECTION_NAME := operators
+COLLECTION_VERSION := $(shell sed -n 's/^version:[[:space:]]*//p' galaxy.yml)
+
+# Base interpreter for the virtualenvs (resolved before PATH gets .venv/bin below).
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
+endif
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.requirements-dev.stamp
+VENV_BIN := $(CURDIR)/$(VENV)/bin
+
+BUILD_DIR := .build
+COLLECTIONS_DIR := $(CURDIR)/$(BUILD_DIR)/collections
+COLLECTION_LINK := $(COLLECTIONS_DIR)/ansible_collections/$(COLLECTION_NAMESPACE)/$(COLLECTION_NAME)
+DIST_DIR := $(BUILD_DIR)/dist
+
+# Sanity needs a physical ansible_collections/<ns>/<name> path (ansible-test uses os.getcwd(), which resolves
+# symlinks) and its own pinned tool versions, kept apart from the dev venv in a second virtualenv.
+SANITY_ROOT := $(CURDIR)/$(BUILD_DIR)/sanity
+SANITY_COLLECTION := $(SANITY_ROOT)/ansible_collections/$(COLLECTION_NAMESPACE)/$(COLLECTION_NAME)
+SANITY_VENV := $(CURDIR)/$(BUILD_DIR)/sanity-venv
+SANITY_STAMP := $(SANITY_VENV)/.requirements.stamp
+# Only the ansible-core pin matters to the sanity virtualenv; this file changes only when that pin changes.
+SANITY_PIN := $(CURDIR)/$(BUILD_DIR)/ansible-core.pin
+SANITY_PYTHON_VERSION := 3.11
+# ansible-test caches its per-test virtualenvs and the pip bootstrap script under ~/.ansible/test; a HOME of our own
+# keeps concurrent runs from other checkouts (same user) from racing on those shared virtualenvs.
+SANITY_HOME := $(CURDIR)/$(BUILD_DIR)/sanity-home
+# Sanity tests that cannot run on this kind of host (each needs a reason):
+#   (none) -- every test runs; tests for other Python versions are skipped by ansible-test itself because only
+#   --python $(SANITY_PYTHON_VERSION) is requested.
+SANITY_SKIP :=
+# Optional extra target Pythons for the version-specific tests (compile, import), when their interpreters are on
+# PATH, e.g. `make sanity SANITY_EXTRA_PYTHONS="3.9 3.13"`. CI hosts only have 3.11, so the default is none.
+SANITY_EXTRA_PYTHONS ?=
+SANITY_ARGS ?=
+
+# The venv's site-packages holds the `ansible` package's ansible_collections (kubernetes.core).
+VENV_SITE_PACKAGES = $(firstword $(wildcard $(CURDIR)/$(VENV)/lib/python3*/site-packages))
+export ANSIBLE_COLLECTIONS_PATH = $(COLLECTIONS_DIR):$(VENV_SITE_PACKAGES)
+# Tools run from the venv (ansible-lint also finds ansible-playbook/ansible-galaxy through PATH).
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
+
+.PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
+	testbed-build testbed-up testbed-down testbed-status smoke test demo build clean distclean
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+# ---------------------------------------------------------------------------------------------------------------
+# Environment
+# ---------------------------------------------------------------------------------------------------------------
+
+venv: $(VENV_STAMP) ## Create .venv and install the pinned requirements-dev.txt (re-installs when it changes)
+
+$(VENV_STAMP): requirements-dev.txt
+	@test -n "$(PYTHON)" || { echo "python3.11 or python3 is required" >&2; exit 1; }
+	@test -x $(PY) || { echo ">>> creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@echo ">>> installing requirements-dev.txt into $(VENV)"
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+collection-link: venv ## Link the tree to .build/collections/ansible_collections/kubeforge/operators
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	@if [ ! -L $(COLLECTION_LINK) ] || [ "$$(readlink $(COLLECTION_LINK))" != "$(CURDIR)" ]; then \
+		rm -rf $(COLLECTION_LINK); ln -s $(CURDIR) $(COLLECTION_LINK); fi
+	@$(VENV)/bin/ansible-galaxy collection list $(COLLECTION_NAMESPACE).$(COLLECTION_NAME) >/dev/null
+	@$(VENV)/bin/ansible-galaxy collection list kubernetes.core >/dev/null
+	@$(VENV)/bin/ansible-doc -t module -l $(COLLECTION_NAMESPACE).$(COLLECTION_NAME) >/dev/null
+	@echo "collection linked; for an interactive shell run: eval \"\$$(make -s env)\""
+
+env: ## Print shell exports (venv PATH, ANSIBLE_COLLECTIONS_PATH): eval "$(make -s env)"
+	@echo 'export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"'
+	@echo 'export ANSIBLE_COLLECTIONS_PATH="$(ANSIBLE_COLLECTIONS_PATH)"'
+
+# ---------------------------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------------------------
+
+ruff: venv ## ruff check (lint + import order)
+	$(VENV)/bin/ruff check .
+
+format: venv ## Apply ruff format and the autofixable ruff rules (not part of CI)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+unit: collection-link ## Unit tests (all of tests/unit)
+	$(PY) -m pytest tests/unit
+
+lint: collection-link ## ansible-lint, profile production (.ansible-lint)
+	$(VENV)/bin/ansible-lint
+
+changelog-lint: venv ## Validate changelog fragments
+	$(VENV)/bin/antsibull-changelog lint
+
+docs-lint: collection-link ## antsibull-docs: plugin docs and semantic markup (incl. doc fragments, through the modules using them)
+	cd $(COLLECTION_LINK) && $(VENV_BIN)/antsibull-docs lint-collection-docs --plugin-docs .
+
+sanity-venv: $(SANITY_STAMP)
+
+# ansible-test's own pinned sanity requirements, installed from PyPI. Tests that build throwaway virtualenvs
+# (import, ...) bootstrap pip with a get-pip script that ansible-test downloads from the Ansible CI file host,
+# which is not reachable from here; a stand-in in ansible-test's cache path uses ensurepip + PyPI instead.
+$(SANITY_PIN): requirements-dev.txt
+	@mkdir -p $(dir $@)
+	@grep -E '^ansible-core==' requirements-dev.txt > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+$(SANITY_STAMP): $(SANITY_PIN)
+	@echo ">>> creating sanity virtualenv $(SANITY_VENV)"
+	@rm -rf $(SANITY_VENV)
+	$(PYTHON) -m venv $(SANITY_VENV)
+	$(SANITY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SANITY_VENV)/bin/python -m pip install --quiet -r $(SANITY_PIN)
+	reqdir="$$($(SANITY_VENV)/bin/python -c 'import ansible_test, os; print(os.path.join(os.path.dirname(ansible_test.__file__), "_data", "requirements"))')"; \
+	for f in "$$reqdir"/sanity.*.txt; do \
+		case "$$f" in *sanity.pslint.*) continue;; esac; \
+		echo "    $$(basename $$f)"; \
+		$(SANITY_VENV)/bin/python -m pip install --quiet -r "$$f"; \
+	done
+	@touch $@
+
+sanity: venv sanity-venv ## ansible-test sanity on a physical copy of the git-visible files
+	@command -v rsync >/dev/null || { echo "rsync is required (apt-get install rsync)" >&2; exit 1; }
+	@HOME=$(SANITY_HOME) $(SANITY_VENV)/bin/python .ci/get_pip_standin.py --install >/dev/null
+	@echo ">>> copying git-visible files to $(SANITY_COLLECTION)"
+	@rm -rf $(SANITY_COLLECTION)
+	@mkdir -p $(SANITY_COLLECTION)
+	@git ls-files -z -co --exclude-standard | rsync -a --from0 --ignore-missing-args --files-from=- ./ $(SANITY_COLLECTION)/
+	@# ansible-test lists content with `git ls-files --cached --others --exclude-standard` from the nearest git
+	@# work tree; without its own (empty) repository the copy would be seen as ignored files of this one.
+	@git -C $(SANITY_COLLECTION) init -q
+	@# kubernetes.core (from the `ansible` package) next to our collection, for the import/validate-modules tests.
+	@mkdir -p $(SANITY_ROOT)/ansible_collections/kubernetes
+	@ln -sfn $(VENV_SITE_PACKAGES)/ansible_collections/kubernetes/core $(SANITY_ROOT)/ansible_collections/kubernetes/core
+	cd $(SANITY_COLLECTION) && HOME=$(SANITY_HOME) PATH=$(SANITY_VENV)/bin:$$PATH $(SANITY_VENV)/bin/ansible-test sanity \
+		--local --python $(SANITY_PYTHON_VERSION) --color no $(foreach t,$(SANITY_SKIP),--skip-test $(t)) $(SANITY_ARGS)
+	@for v in $(SANITY_EXTRA_PYTHONS); do \
+		echo ">>> compile + import on Python $$v"; \
+		(cd $(SANITY_COLLECTION) && HOME=$(SANITY_HOME) PATH=$(SANITY_VENV)/bin:$$PATH $(SANITY_VENV)/bin/ansible-test sanity \
+			--local --python $$v --color no --test compile --test import $(SANITY_ARGS)) || exit 1; \
+	done
+	@for f in tests/sanity/ignore-*.txt; do \
+		if [ -s "$$f" ]; then echo "ERROR: $$f must be empty (fix the code instead)" >&2; exit 1; fi; done
+
+# ---------------------------------------------------------------------------------------------------------------
+# Testbed (tests/testbed) and integration
+# ---------------------------------------------------------------------------------------------------------------
+
+testbed-build: venv ## Build the local testbed binaries (no-op when already built)
+	$(TESTBED) build
+
+testbed-up: venv ## Start the testbed (control plane, KWOK, OLM, opm)
+	$(TESTBED) up
+
+testbed-down: venv ## Stop the testbed
+	$(TESTBED) down
+
+testbed-status: venv ## Show testbed status
+	$(TESTBED) status
+
+smoke: collection-link ## Testbed smoke/integration tests (tests/integration)
+	$(PY) -m pytest tests/integration
+
+# Cheap checks first so a failure shows up in seconds, the testbed last.
+test: venv ## CI: ruff, unit, sanity, ansible-lint, docs-lint, testbed build, smoke
+	$(MAKE) ruff
+	$(MAKE) unit
+	$(MAKE) sanity
+	$(MAKE) lint
+	$(MAKE) docs-lint
+	$(MAKE) testbed-build
+	$(MAKE) smoke
+
+demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
+	$(MAKE) testbed-build
+	$(MAKE) testbed-up
+	$(VENV)/bin/ansible-playbook playbooks/demo.yml
+
+# ---------------------------------------------------------------------------------------------------------------
+# Packaging
+# ---------------------------------------------------------------------------------------------------------------
+
+ARTIFACT := $(DIST_DIR)/$(COLLECTION_NAMESPACE)-$(COLLECTION_NAME)-$(COLLECTION_VERSION).tar.gz
+
+build: venv ## Build the collection artifact into .build/dist and test-install it
+	@mkdir -p $(DIST_DIR)
+	$(VENV)/bin/ansible-galaxy collection build --force --output-path $(DIST_DIR) .
+	@echo ">>> checking that no development files were packaged"
+	@if tar -tzf $(ARTIFACT) | grep -E '(^|/)(\.venv|\.build|\.ci|\.git|tests/output|benchmarks|__pycache__)(/|$$)'; then \
+		echo "ERROR: development files in $(ARTIFACT); extend build_ignore in galaxy.yml" >&2; exit 1; fi
+	@echo ">>> test-installing $(ARTIFACT)"
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	export ANSIBLE_COLLECTIONS_PATH="$$tmp:$(VENV_SITE_PACKAGES)"; \
+	$(VENV)/bin/ansible-galaxy collection install --offline -p "$$tmp" $(ARTIFACT); \
+	test -f "$$tmp/ansible_collections/$(COLLECTION_NAMESPACE)/$(COLLECTION_NAME)/MANIFEST.json"; \
+	$(VENV)/bin/ansible-galaxy collection list $(COLLECTION_NAMESPACE).$(COLLECTION_NAME); \
+	$(VENV)/bin/ansible-doc -t module -l $(COLLECTION_NAMESPACE).$(COLLECTION_NAME) >/dev/null
+	@echo ">>> $(ARTIFACT) OK"
+
+clean: ## Remove build outputs and caches (keeps .venv and the sanity virtualenv)
+	rm -rf $(DIST_DIR) $(SANITY_ROOT) $(BUILD_DIR)/tmp tests/output .pytest_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -path ./$(BUILD_DIR) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean ## clean + remove .venv and all of .build
+	rm -rf $(VENV) $(BUILD_DIR)

@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Declarative config: the File-Based Catalog objects as loaded, before conversion to the typed model.
+
+Mirrors operator-registry's alpha/declcfg.DeclarativeConfig. Each object is kept as the decoded JSON
+dict (schema-specific keys as in the FBC text), so unknown schemas and fields survive a round trip.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List
+
+SCHEMA_PACKAGE = "olm.package"
+SCHEMA_CHANNEL = "olm.channel"
+SCHEMA_BUNDLE = "olm.bundle"
+SCHEMA_DEPRECATIONS = "olm.deprecations"
+
+PROPERTY_PACKAGE = "olm.package"
+PROPERTY_BUNDLE_OBJECT = "olm.bundle.object"
+PROPERTY_CSV_METADATA = "olm.csv.metadata"
+
+
+def go_sort_key(s):
+    """Go orders strings bytewise; for str that equals code-point order except with lone surrogates."""
+    return s.encode("utf-8", "surrogatepass")
+
+
+def compact_json(obj):
+    """Go's json.Marshal of a decoded map: compact, no HTML escaping (opm uses SetEscapeHTML(false))."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def meta_value(obj, key):
+    """A top-level schema/package/name value, matching the key case-insensitively like opm's Meta."""
+    value = obj.get(key)
+    if value is not None:
+        return value
+    folded = key.casefold()
+    for k, v in obj.items():
+        if k.casefold() == folded:
+            return v
+    return None
+
+
+def package_property(bundle):
+    """The value of the bundle's single olm.package property, or None when missing/duplicated/not an object."""
+    found = None
+    for prop in bundle.get("properties") or ():
+        if prop.get("type") == PROPERTY_PACKAGE:
+            if found is not None:
+                return None
+            found = prop.get("value")
+    return found if isinstance(found, dict) else None
+
+
+@dataclass
+class DeclarativeConfig:
+    """All FBC objects of a catalog, grouped by schema (order of appearance kept inside each group)."""
+
+    packages: List[Dict[str, Any]] = field(default_factory=list)
+    channels: List[Dict[str, Any]] = field(default_factory=list)
+    bundles: List[Dict[str, Any]] = field(default_factory=list)
+    deprecations: List[Dict[str, Any]] = field(default_factory=list)
+    others: List[Dict[str, Any]] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.packages or self.channels or self.bundles or self.deprecations or self.others)
+
+    def package_names(self) -> List[str]:
+        """Sorted names of every package referenced by any object (opm's configsByPackage key set)."""
+        names = set()
+        for p in self.packages:
+            names.add(p.get("name") or "")
+        for c in self.channels:
+            names.add(c.get("package") or "")
+        for b in self.bundles:
+            names.add(b.get("package") or "")
+        for d in self.deprecations:
+            names.add(d.get("package") or "")
+        for o in self.others:
+            pkg = meta_value(o, "package")
+            names.add(pkg if isinstance(pkg, str) else "")
+        names.discard("")
+        return sorted(names, key=go_sort_key)
+
+    def merge(self, other: "DeclarativeConfig") -> None:
+        self.packages.extend(other.packages)
+        self.channels.extend(other.channels)
+        self.bundles.extend(other.bundles)
+        self.deprecations.extend(other.deprecations)
+        self.others.extend(other.others)

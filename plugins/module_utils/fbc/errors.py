@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Exception types of the FBC engine.
+
+Every error raised by module_utils.fbc derives from FBCError, so callers (modules, tests) catch one type.
+``opm_message`` holds opm's wording without our file/object prefix, for parity checks.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class FBCError(Exception):
+    """Base error; str() is the user-facing message (file prefix included when known)."""
+
+    def __init__(self, message, path=None):
+        self.opm_message = message
+        self.path = path
+        super().__init__("%s: %s" % (path, message) if path else message)
+
+
+class LoadError(FBCError):
+    """A file or directory could not be read or parsed as FBC."""
+
+
+class WriteError(FBCError):
+    """Output could not be produced or written."""
+
+
+class UnsafeNameError(FBCError):
+    """A package/channel/bundle name cannot be used as a path component."""
+
+
+class ConvertError(FBCError):
+    """One of ConvertToModel's sequential checks failed (message is opm's flat error string)."""
+
+
+class ValidationTree(FBCError):
+    """model.Validate()'s aggregated error: a message with nested sub-errors, printed as opm's tree."""
+
+    def __init__(self, message, sub_errors=None):
+        self.message = message
+        self.sub_errors = list(sub_errors or [])
+        FBCError.__init__(self, message)
+
+    def or_none(self):
+        return self if self.sub_errors else None
+
+    def _render(self, prefix, last, out):
+        out.append("%s%s%s" % (prefix, self.message, ":\n" if self.sub_errors else "\n"))
+        n = len(self.sub_errors)
+        for i, sub in enumerate(self.sub_errors):
+            sub_prefix = prefix
+            if len(sub_prefix) >= 4:
+                sub_prefix = sub_prefix[:-4] + ("    " if last else "│   ")
+            sub_last = i == n - 1
+            sub_prefix += "└── " if sub_last else "├── "
+            if isinstance(sub, ValidationTree):
+                sub._render(sub_prefix, sub_last, out)
+            else:
+                out.append("%s%s\n" % (sub_prefix, sub))
+
+    def __str__(self):
+        out = []
+        self._render("", True, out)
+        return "".join(out).strip()
+
+    def leaves(self):
+        """Leaf messages (the actual problems), depth-first."""
+        result = []
+        for sub in self.sub_errors:
+            if isinstance(sub, ValidationTree):
+                result.extend(sub.leaves())
+            else:
+                result.append(str(sub))
+        return result
+
+    def messages(self):
+        """Every node message (like opm's hasError, which matches any node of the tree)."""
+        result = [self.message]
+        for sub in self.sub_errors:
+            if isinstance(sub, ValidationTree):
+                result.extend(sub.messages())
+            else:
+                result.append(str(sub))
+        return result

@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Module base for kubeforge modules.
+
+Typical module ``main()``::
+
+    def main():
+        module = KubeforgeModule(argument_spec=argspec(), wait=True, supports_check_mode=True)
+        module.run(execute)          # execute(module) -> dict of results; exceptions become fail_json
+
+``module.client`` is kubernetes.core's ``K8SClient`` (server-side dry run in check mode); ``module.resource(kind,
+api_version)`` finds a resource, refreshing the discovery cache once on a miss.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
+    KubeforgeError,
+    api_error_message,
+    api_error_status,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
+
+
+class KubeforgeModule(AnsibleK8SModule):
+    """``AnsibleK8SModule`` plus our shared options, a lazy client and uniform error handling.
+
+    ``auth`` (default True) adds the kubernetes.core auth options, ``wait`` (default False) adds ``wait`` and
+    ``wait_timeout``; the module's own ``argument_spec`` entries win on name clashes. Other keyword arguments go to
+    ``AnsibleModule`` (``supports_check_mode``, ``mutually_exclusive``, ...) or to ``AnsibleK8SModule``
+    (``check_k8s``, ``check_pyyaml``, ``module_class``).
+    """
+
+    def __init__(self, argument_spec=None, auth=True, wait=False, **kwargs):
+        kwargs.setdefault("module_class", AnsibleModule)
+        super().__init__(argument_spec=module_argspec(argument_spec, auth=auth, wait=wait), **kwargs)
+        self._client = None
+
+    @property
+    def client(self):
+        """kubernetes.core ``K8SClient`` (created on first use)."""
+        if self._client is None:
+            self._client = get_client(module=self)
+        return self._client
+
+    @property
+    def dry_run(self):
+        """True when mutating calls are sent with ``dryRun=All`` (check mode)."""
+        return bool(self.server_side_dry_run)
+
+    def resource(self, kind, api_version):
+        return find_resource(self.client, kind, api_version)
+
+    def wait_for(self, api_version, kind, name, namespace, predicate, timeout=None):
+        """Watch until ``predicate(obj)`` holds (see ``watch.watch_until``); return ``(waited, obj)``.
+
+        Does nothing (returns ``(False, None)``) in check mode or when the module's ``wait`` option is false.
+        ``timeout`` defaults to the ``wait_timeout`` option.
+        """
+        if self.check_mode or not self.params.get("wait", True):
+            return False, None
+        if timeout is None:
+            timeout = self.params.get("wait_timeout") or 120
+        return True, watch_until(self.client, api_version, kind, name, namespace, predicate, timeout)
+
+    def run(self, execute):
+        """Call ``execute(self)``, ``exit_json`` with its result dict, ``fail_json`` on errors."""
+        try:
+            result = execute(self)
+        except Exception as exc:  # mapped to fail_json here, and only here
+            self.fail_from_exception(exc)
+        else:
+            self.exit_json(**(result or {}))
+
+    def fail_from_exception(self, exception):
+        return fail_from_exception(self, exception)
+
+
+def failure_from_exception(exception):
+    """Build the ``fail_json`` keyword arguments for ``exception`` (pure; secrets are never included).
+
+    ``KubeforgeError.result`` is merged (partial results such as the last seen object on timeouts); API errors add
+    ``status`` and ``reason``.
+    """
+    if isinstance(exception, (KubeforgeError, CoreException)):
+        msg = to_text(exception)
+    else:
+        msg = api_error_message(exception) if api_error_status(exception) else to_text(exception)
+    failure = {}
+    failure.update(getattr(exception, "result", None) or {})
+    failure["msg"] = msg or exception.__class__.__name__
+    status = getattr(exception, "status", None)
+    if isinstance(status, int):
+        failure["status"] = status
+    reason = getattr(exception, "reason", None)
+    if reason and not isinstance(exception, KubeforgeError):
+        failure["reason"] = to_text(reason)
+    failure["exception"] = "".join(traceback.format_exception(type(exception), exception, exception.__traceback__))
+    return failure
+
+
+def fail_from_exception(module, exception):
+    """Fail ``module`` (``KubeforgeModule``, ``AnsibleK8SModule`` or ``AnsibleModule``) from ``exception``."""
+    return module.fail_json(**failure_from_exception(exception))

@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Object helpers: read, create, server-side apply, patch and delete, each returning ``(changed, before, after)``.
+
+``before`` / ``after`` are plain dicts (``None`` when the object does not exist) suitable for Ansible's ``diff``.
+All mutating calls go through kubernetes.core's ``K8SClient``, which adds ``dry_run=All`` in check mode, so
+``after`` is what the API server *would* store. API errors become ``KubeforgeError``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+from collections import namedtuple
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
+    KubeforgeError,
+    api_error_message,
+    api_error_status,
+)
+
+try:
+    from kubernetes.dynamic.exceptions import NotFoundError
+except ImportError:
+    # Handled in module setup (AnsibleK8SModule requires kubernetes)
+    class NotFoundError(Exception):
+        pass
+
+
+Result = namedtuple("Result", ["changed", "before", "after"])
+
+# Fields that change on every write or are bookkeeping; ignored when deciding ``changed``.
+VOLATILE_METADATA = ("resourceVersion", "generation", "managedFields", "creationTimestamp", "uid", "selfLink")
+
+
+def to_dict(obj):
+    """``ResourceInstance`` / model / dict / None -> plain dict or None."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    raise TypeError(f"cannot convert {type(obj)!r} to a dict")
+
+
+def normalize(obj):
+    """Copy of ``obj`` without volatile metadata (pure); None stays None."""
+    if obj is None:
+        return None
+    out = copy.deepcopy(obj)
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict):
+        for key in VOLATILE_METADATA:
+            metadata.pop(key, None)
+    return out
+
+
+def objects_differ(before, after):
+    """True if the two objects differ in anything but volatile metadata (pure)."""
+    return normalize(before) != normalize(after)
+
+
+def get_object(client, resource, name, namespace=None):
+    """Return the object as a dict, or None if it does not exist."""
+    try:
+        return to_dict(client.get(resource, name=name, namespace=namespace))
+    except NotFoundError:
+        return None
+    except Exception as exc:
+        raise _api_error("get", resource, name, exc) from exc
+
+
+def create_object(client, resource, definition, namespace=None):
+    """Create ``definition`` unless an object of that name exists (then unchanged, nothing sent)."""
+    name, namespace = _name_namespace(definition, namespace)
+    before = get_object(client, resource, name, namespace) if name else None
+    if before is not None:
+        return Result(False, before, before)
+    try:
+        after = to_dict(client.create(resource, definition, namespace=namespace))
+    except Exception as exc:
+        raise _api_error("create", resource, name, exc) from exc
+    return Result(True, None, after)
+
+
+def apply_object(client, resource, definition, field_manager, force_conflicts=False, namespace=None):
+    """Server-side apply ``definition`` with ``field_manager``; ``changed`` compares before/after."""
+    name, namespace = _name_namespace(definition, namespace)
+    before = get_object(client, resource, name, namespace)
+    try:
+        after = to_dict(
+            client.apply(
+                resource,
+                definition,
+                namespace,
+                server_side=True,
+                field_manager=field_manager,
+                force_conflicts=force_conflicts,
+            )
+        )
+    except Exception as exc:
+        raise _api_error("apply", resource, name, exc) from exc
+    return Result(objects_differ(before, after), before, after)
+
+
+def patch_object(client, resource, name, patch, namespace=None, patch_type="merge"):
+    """Patch an existing object; ``patch_type`` is ``merge``, ``strategic-merge`` or ``json``.
+
+    Raises ``KubeforgeError`` (status 404) if the object does not exist.
+    """
+    before = get_object(client, resource, name, namespace)
+    if before is None:
+        raise KubeforgeError(f"{_kind(resource)} {_ref(name, namespace)} not found", status=404)
+    content_type = f"application/{patch_type}-patch+json"
+    try:
+        after = to_dict(client.patch(resource, patch, name=name, namespace=namespace, content_type=content_type))
+    except Exception as exc:
+        raise _api_error("patch", resource, name, exc) from exc
+    return Result(objects_differ(before, after), before, after)
+
+
+def delete_object(client, resource, name, namespace=None, propagation_policy=None):
+    """Delete an object if it exists. ``after`` is None (or the object, if it is only being finalized)."""
+    before = get_object(client, resource, name, namespace)
+    if before is None:
+        return Result(False, None, None)
+    params = {"name": name, "namespace": namespace}
+    if propagation_policy:
+        params["body"] = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation_policy}
+    try:
+        response = to_dict(client.delete(resource, **params))
+    except NotFoundError:
+        return Result(False, before, None)
+    except Exception as exc:
+        raise _api_error("delete", resource, name, exc) from exc
+    # A delete returns either a Status or the object itself (when finalizers keep it around).
+    after = response if response and response.get("kind") == before.get("kind") and response.get("metadata", {}).get("deletionTimestamp") else None
+    return Result(True, before, after)
+
+
+def _name_namespace(definition, namespace):
+    metadata = definition.get("metadata") or {}
+    return metadata.get("name"), namespace or metadata.get("namespace")
+
+
+def _kind(resource):
+    return getattr(resource, "kind", None) or str(resource)
+
+
+def _ref(name, namespace):
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
+def _api_error(action, resource, name, exc):
+    return KubeforgeError(
+        f"Failed to {action} {_kind(resource)} {name}: {api_error_message(exc)}",
+        status=api_error_status(exc),
+    )

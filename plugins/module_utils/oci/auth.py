@@ -1,0 +1,225 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Registry credentials: docker ``config.json`` parsing and ``WWW-Authenticate`` challenge parsing.
+
+Credential helpers (``credsStore`` / ``credHelpers``) are not run; entries that only exist in a helper are ignored.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import binascii
+import json
+import os
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import DockerConfigError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import DOCKER_HUB
+
+DOCKER_HUB_CONFIG_KEYS = (
+    "https://index.docker.io/v1/",
+    "index.docker.io",
+    "https://index.docker.io/v1",
+    "docker.io",
+    "registry-1.docker.io",
+    "https://registry-1.docker.io",
+)
+
+
+class Credentials:
+    """Username/password pair; the password never appears in ``repr``/``str``."""
+
+    __slots__ = ("username", "password")
+
+    def __init__(self, username, password):
+        self.username = username
+        self.password = password
+
+    def basic_header(self):
+        raw = ("%s:%s" % (self.username, self.password)).encode("utf-8")
+        return "Basic " + base64.b64encode(raw).decode("ascii")
+
+    def __repr__(self):
+        return "Credentials(username=%r, password=<redacted>)" % (self.username,)
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, Credentials) and (self.username, self.password) == (other.username, other.password)
+
+    def __hash__(self):
+        return hash(self.username)
+
+
+def default_docker_config_path(environ=None):
+    """``$DOCKER_CONFIG/config.json`` if ``DOCKER_CONFIG`` is set, else ``~/.docker/config.json``."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("DOCKER_CONFIG")
+    if base:
+        return os.path.join(base, "config.json")
+    return os.path.join(os.path.expanduser("~"), ".docker", "config.json")
+
+
+def load_docker_config(path=None, missing_ok=True):
+    """Read a docker ``config.json`` (``path`` or the default location) and return the parsed dict.
+
+    A missing file returns ``{}`` when ``missing_ok``; unreadable or invalid JSON raises
+    :class:`DockerConfigError` (the message names the file, never its content).
+    """
+    if path is None:
+        path = default_docker_config_path()
+    path = os.path.expanduser(path)
+    if not os.path.exists(path):
+        if missing_ok:
+            return {}
+        raise DockerConfigError("docker config %s does not exist" % path)
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read().decode("utf-8") or "{}")
+    except (OSError, ValueError) as e:
+        raise DockerConfigError("cannot read docker config %s: %s" % (path, type(e).__name__)) from None
+    if not isinstance(data, dict):
+        raise DockerConfigError("docker config %s: top level is not a JSON object" % path)
+    return data
+
+
+def _normalise_key(key):
+    key = key.strip()
+    for prefix in ("https://", "http://"):
+        if key.startswith(prefix):
+            key = key[len(prefix):]
+    key = key.split("/", 1)[0]
+    return key
+
+
+def _decode_entry(entry, source):
+    if not isinstance(entry, dict):
+        return None
+    username = entry.get("username") or ""
+    password = entry.get("password") or ""
+    auth = entry.get("auth")
+    if auth:
+        try:
+            decoded = base64.b64decode(auth.strip() + "=" * (-len(auth.strip()) % 4)).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError, AttributeError):
+            raise DockerConfigError("docker config %s: invalid base64 'auth' entry" % source) from None
+        if ":" not in decoded:
+            raise DockerConfigError("docker config %s: 'auth' entry is not base64 of 'user:password'" % source)
+        username, password = decoded.split(":", 1)
+    if not username and not password:
+        return None
+    return Credentials(username, password)
+
+
+def credentials_from_config(config, registry, source="config.json"):
+    """Look up credentials for ``registry`` (``host[:port]``) in a parsed docker config dict.
+
+    Keys may be bare hosts or URLs (``https://host/v1/``); Docker Hub keys (``https://index.docker.io/v1/`` …)
+    match ``docker.io``. Returns :class:`Credentials` or ``None``.
+    """
+    auths = (config or {}).get("auths") or {}
+    if not isinstance(auths, dict):
+        raise DockerConfigError("docker config %s: 'auths' is not an object" % source)
+    wanted = {registry}
+    if registry in (DOCKER_HUB, "index.docker.io", "registry-1.docker.io"):
+        wanted.update(_normalise_key(k) for k in DOCKER_HUB_CONFIG_KEYS)
+        wanted.add(DOCKER_HUB)
+    # exact key first, then normalised keys
+    if registry in auths:
+        creds = _decode_entry(auths[registry], source)
+        if creds:
+            return creds
+    for key in sorted(auths):
+        if _normalise_key(key) in wanted:
+            creds = _decode_entry(auths[key], source)
+            if creds:
+                return creds
+    return None
+
+
+def resolve_credentials(registry, username=None, password=None, docker_config=None):
+    """Explicit ``username``/``password`` win; else the docker config (``docker_config`` path or default)."""
+    if username or password:
+        return Credentials(username or "", password or "")
+    config = load_docker_config(docker_config, missing_ok=docker_config is None)
+    return credentials_from_config(config, registry, source=docker_config or default_docker_config_path())
+
+
+def parse_www_authenticate(header):
+    """Parse a ``WWW-Authenticate`` header into a list of ``(scheme, params)``; scheme is lower-case.
+
+    Handles quoted strings with escaped quotes and commas, several challenges in one header, and token68 values.
+    ``Bearer realm="https://auth.example/token",service="registry",scope="repository:a/b:pull"`` →
+    ``[("bearer", {"realm": ..., "service": ..., "scope": ...})]``.
+    """
+    challenges = []
+    if not header:
+        return challenges
+    s = header
+    n = len(s)
+    i = 0
+    current = None
+    while True:
+        while i < n and s[i] in " \t,":
+            i += 1
+        if i >= n:
+            break
+        start = i
+        while i < n and s[i] not in " \t,=\"":
+            i += 1
+        token = s[start:i]
+        if not token:  # stray character
+            i += 1
+            continue
+        j = i
+        while j < n and s[j] in " \t":
+            j += 1
+        if j < n and s[j] == "=":
+            k = j
+            while k < n and s[k] == "=":
+                k += 1
+            m = k
+            while m < n and s[m] in " \t":
+                m += 1
+            if current is not None and (m >= n or s[m] == ",") and (k - j > 1 or not current[1]):
+                # token68 after a scheme (e.g. "Negotiate abc==")
+                current[1]["token68"] = token + s[j:k]
+                i = m
+                continue
+            if current is None:
+                current = ("", {})
+                challenges.append(current)
+            i = m
+            if i < n and s[i] == '"':
+                i += 1
+                buf = []
+                while i < n and s[i] != '"':
+                    if s[i] == "\\" and i + 1 < n:
+                        i += 1
+                    buf.append(s[i])
+                    i += 1
+                i += 1
+                value = "".join(buf)
+            else:
+                vstart = i
+                while i < n and s[i] != ",":
+                    i += 1
+                value = s[vstart:i].strip()
+            current[1][token.lower()] = value
+            continue
+        current = (token.lower(), {})
+        challenges.append(current)
+        i = j
+    return challenges
+
+
+def pick_challenge(header):
+    """Return the preferred ``(scheme, params)`` for registry auth: Bearer over Basic; ``None`` if neither."""
+    found = parse_www_authenticate(header)
+    for wanted in ("bearer", "basic"):
+        for scheme, params in found:
+            if scheme == wanted:
+                return scheme, params
+    return None

@@ -1,0 +1,419 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: catalog_image
+short_description: Build and push a file-based catalog (FBC) image without a container engine
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Builds an OLM file-based catalog image from an FBC root directory in pure Python, the way
+    C(opm generate dockerfile) followed by a container build would, and optionally pushes it to a registry
+    (Registry HTTP API v2) or writes it as an OCI image layout.
+  - The FBC root is copied to C(/configs) in one deterministic layer (sorted entries, mtime 0, uid/gid 0), so the
+    same input always gives the same image digest and pushing is idempotent.
+  - The image config carries the label C(operators.operatorframework.io.index.configs.v1=/configs), the extra
+    O(labels) and, on top of an opm base image, C(ENTRYPOINT ["/bin/opm"]) and
+    C(CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]).
+  - The C(/tmp/cache) serve cache that C(opm generate dockerfile)'s builder stage pre-populates is not created
+    (that needs the opm binary); C(opm serve) builds it at start-up.
+  - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
+options:
+  path:
+    description:
+      - FBC root directory (for example C(catalogs/v4.20)). Every file below it is added to C(/configs).
+    type: path
+    required: true
+    version_added: 0.1.0
+  image:
+    description:
+      - Target image reference, for example V(quay.io/example/catalog:v4.20).
+      - References without a registry host are Docker Hub references (V(docker.io/library/...)).
+      - Required when O(push=true). When only O(oci_layout) is set, its tag names the image in C(index.json).
+    type: str
+    version_added: 0.1.0
+  base_image:
+    description:
+      - Image the catalog layer is added on top of.
+      - V(scratch) (the default) builds a binary-less catalog image with no entrypoint, as
+        C(opm generate dockerfile --base-image scratch) does; it is served by catalogd (OLM v1) or by an OLM v0
+        CatalogSource with C(spec.grpcPodConfig.extractContent) (C(catalogDir=/configs), C(cacheDir=/tmp/cache)).
+      - Any other value is pulled from its registry (for example V(quay.io/operator-framework/opm:latest), opm's
+        own default), its O(platform) manifest is used, and its layers are copied to the target repository, by
+        cross-repository mount when both live on the same registry.
+      - Credentials for the base registry come from O(registry_username)/O(registry_password) when it is the same
+        registry as O(image), else from O(docker_config).
+    type: str
+    default: scratch
+    version_added: 0.1.0
+  builder_image:
+    description:
+      - Builder image written into the generated Dockerfile (RV(dockerfile)) only; it is not used to build.
+    type: str
+    default: quay.io/operator-framework/opm:latest
+    version_added: 0.1.0
+  labels:
+    description:
+      - Extra image labels. Values are converted to strings.
+      - The label C(operators.operatorframework.io.index.configs.v1) is always V(/configs).
+    type: dict
+    default: {}
+    version_added: 0.1.0
+  manifest_format:
+    description:
+      - V(oci) writes an OCI image manifest, V(docker) a Docker image manifest v2 schema 2.
+    type: str
+    choices: [oci, docker]
+    default: oci
+    version_added: 0.1.0
+  platform:
+    description:
+      - C(os/architecture[/variant]) recorded in the image config and used to pick the base image manifest from an
+        image index.
+    type: str
+    default: linux/amd64
+    version_added: 0.1.0
+  push:
+    description:
+      - Push the image to O(image). The manifest is only uploaded when the tag does not already point at the same
+        manifest digest, so C(changed) is V(false) on a second run with unchanged input.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  dockerfile_only:
+    description:
+      - Only produce the Dockerfile that C(opm generate dockerfile) would write for O(path) (returned as
+        RV(dockerfile)); do not build, pull or push anything.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  dockerfile_path:
+    description:
+      - Write the generated Dockerfile to this file (C(opm generate dockerfile) writes
+        C(<parent>/<dirname>.Dockerfile)). The file is rewritten only when its content differs.
+      - Used with or without O(dockerfile_only).
+    type: path
+    version_added: 0.1.0
+  oci_layout:
+    description:
+      - Also write the image as an OCI image layout (C(oci-layout), C(index.json), C(blobs/sha256/...)) into this
+        directory, tagged with the tag of O(image) (or V(latest)). Useful without a registry, for example for
+        C(skopeo copy oci:DIR docker://...) later.
+    type: path
+    aliases: [output_dir]
+    version_added: 0.1.0
+  registry_username:
+    description:
+      - Username for the registry of O(image). Without it, credentials come from O(docker_config).
+    type: str
+    version_added: 0.1.0
+  registry_password:
+    description:
+      - Password or token for O(registry_username).
+    type: str
+    version_added: 0.1.0
+  docker_config:
+    description:
+      - Path of a docker C(config.json) whose C(auths) entries (base64 C(auth) or C(username)/C(password)) give
+        registry credentials. Credential helpers (C(credsStore), C(credHelpers)) are not run.
+      - Defaults to C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when that file exists.
+    type: path
+    version_added: 0.1.0
+  ca_file:
+    description:
+      - PEM CA bundle used to verify the registries' TLS certificates, in addition to the system trust store.
+    type: path
+    version_added: 0.1.0
+  validate_certs:
+    description:
+      - Verify TLS certificates of the registries. Set to V(false) only for test registries.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  plain_http:
+    description:
+      - Talk plain HTTP instead of HTTPS to the registries. Meant for loopback test registries; Basic credentials
+        are never sent over plain HTTP to a non-loopback host.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  timeout:
+    description:
+      - Timeout in seconds of each registry request.
+    type: int
+    default: 60
+    version_added: 0.1.0
+notes:
+  - Supports check mode; the image is built in memory and its digest returned, but nothing is pushed or written.
+    C(changed) tells whether a real run would push or write.
+  - Error messages name the registry, repository and HTTP status; they never contain passwords or tokens.
+seealso:
+  - name: opm generate dockerfile
+    description: The upstream command whose output this module reproduces.
+    link: https://github.com/operator-framework/operator-registry
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Build the v4.20 catalog as a binary-less image and push it
+  kubeforge.operators.catalog_image:
+    path: catalogs/v4.20
+    image: quay.io/example/catalog:v4.20
+    push: true
+    registry_username: "{{ quay_user }}"
+    registry_password: "{{ quay_token }}"
+
+- name: Same, on top of the opm image (opm generate dockerfile's default base)
+  kubeforge.operators.catalog_image:
+    path: catalogs/v4.20
+    image: quay.io/example/catalog:v4.20
+    base_image: quay.io/operator-framework/opm:latest
+    labels:
+      org.opencontainers.image.source: https://github.com/example/catalog
+    push: true
+
+- name: Write the Dockerfile opm generate dockerfile would produce
+  kubeforge.operators.catalog_image:
+    path: catalogs/v4.20
+    dockerfile_only: true
+    dockerfile_path: catalogs/v4.20.Dockerfile
+
+- name: Save the image as an OCI layout, no registry needed
+  kubeforge.operators.catalog_image:
+    path: catalogs/v4.20
+    image: catalog:v4.20
+    oci_layout: build/catalog-oci
+  register: catalog
+
+- name: Show the digest
+  ansible.builtin.debug:
+    var: catalog.digest
+"""
+
+RETURN = r"""
+digest:
+  description: Digest of the image manifest.
+  returned: unless O(dockerfile_only=true)
+  type: str
+  sample: sha256:5f1c1f6c3b0c54c6cd1e3a6dd9b3a3d8b1f5a7d1c2e8f4b6a9d0e1f2a3b4c5d6
+image:
+  description: The target reference with the manifest digest (V(registry/repository:tag@digest)).
+  returned: when O(image) is set and O(dockerfile_only=false)
+  type: str
+  sample: quay.io/example/catalog:v4.20@sha256:5f1c1f6c3b0c54c6cd1e3a6dd9b3a3d8b1f5a7d1c2e8f4b6a9d0e1f2a3b4c5d6
+media_type:
+  description: Media type of the image manifest.
+  returned: unless O(dockerfile_only=true)
+  type: str
+  sample: application/vnd.oci.image.manifest.v1+json
+manifest:
+  description: The image manifest.
+  returned: unless O(dockerfile_only=true)
+  type: dict
+  sample:
+    schemaVersion: 2
+    mediaType: application/vnd.oci.image.manifest.v1+json
+    config:
+      mediaType: application/vnd.oci.image.config.v1+json
+      digest: sha256:0b4f...
+      size: 412
+    layers:
+      - mediaType: application/vnd.oci.image.layer.v1.tar+gzip
+        digest: sha256:9a1e...
+        size: 20480
+config:
+  description: The image configuration (labels are in C(config.Labels)).
+  returned: unless O(dockerfile_only=true)
+  type: dict
+  sample:
+    architecture: amd64
+    os: linux
+    config:
+      Labels:
+        operators.operatorframework.io.index.configs.v1: /configs
+    rootfs:
+      type: layers
+      diff_ids: [sha256:1c2d...]
+labels:
+  description: The image labels (same as C(config.config.Labels)).
+  returned: unless O(dockerfile_only=true)
+  type: dict
+  sample:
+    operators.operatorframework.io.index.configs.v1: /configs
+dockerfile:
+  description: The Dockerfile C(opm generate dockerfile) would write for O(path), O(base_image), O(builder_image)
+    and O(labels) (byte for byte).
+  returned: always
+  type: str
+  sample: "# The builder image is expected to contain\n# /bin/opm (with serve subcommand)\nFROM ..."
+pushed:
+  description: Whether the manifest was (or, in check mode, would be) pushed.
+  returned: when O(push=true)
+  type: bool
+blobs:
+  description: Blob counts of the push; V(exists) (already in the repository), V(mounted) (cross-repository
+    mount), V(uploaded), V(copied) (base layers downloaded from another registry and uploaded).
+  returned: when O(push=true)
+  type: dict
+  sample: {exists: 0, mounted: 1, uploaded: 2, copied: 0}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.dockerfile import generate_dockerfile
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
+    SCRATCH,
+    BaseImage,
+    build_catalog_image,
+    push_image,
+    write_oci_layout,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+
+
+def argspec():
+    return dict(
+        path=dict(type="path", required=True),
+        image=dict(type="str"),
+        base_image=dict(type="str", default=SCRATCH),
+        builder_image=dict(type="str", default="quay.io/operator-framework/opm:latest"),
+        labels=dict(type="dict", default={}),
+        manifest_format=dict(type="str", choices=["oci", "docker"], default="oci"),
+        platform=dict(type="str", default="linux/amd64"),
+        push=dict(type="bool", default=False),
+        dockerfile_only=dict(type="bool", default=False),
+        dockerfile_path=dict(type="path"),
+        oci_layout=dict(type="path", aliases=["output_dir"]),
+        registry_username=dict(type="str"),
+        registry_password=dict(type="str", no_log=True),
+        docker_config=dict(type="path"),
+        ca_file=dict(type="path"),
+        validate_certs=dict(type="bool", default=True),
+        plain_http=dict(type="bool", default=False),
+        timeout=dict(type="int", default=60),
+    )
+
+
+def _dockerfile(params):
+    """The text ``opm generate dockerfile`` writes for ``path`` (``ADD <dirname> /configs``)."""
+    name = os.path.basename(os.path.normpath(params["path"]))
+    if name in ("", ".", ".."):
+        name = os.path.basename(os.path.abspath(params["path"]))
+    labels = dict((str(k), str(v)) for k, v in params["labels"].items())
+    return generate_dockerfile(name, base_image=params["base_image"], builder_image=params["builder_image"],
+                               extra_labels=labels)
+
+
+def _write_file(path, text, check_mode):
+    data = text.encode("utf-8")
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return False
+    if not check_mode:
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    return True
+
+
+def _layout_would_change(directory, digest):
+    index = os.path.join(directory, "index.json")
+    blob = os.path.join(directory, "blobs", "sha256", digest.split(":", 1)[1])
+    if not (os.path.isfile(blob) and os.path.isfile(index)):
+        return True
+    with open(index) as f:
+        return digest not in f.read()
+
+
+def _client_kwargs(params):
+    return dict(docker_config=params["docker_config"], ca_file=params["ca_file"], verify=params["validate_certs"],
+                plain_http=params["plain_http"], timeout=params["timeout"])
+
+
+def run_module(module):
+    params = module.params
+    result = dict(changed=False)
+    if params["dockerfile_only"] and (params["push"] or params["oci_layout"]):
+        module.fail_json(msg="dockerfile_only cannot be combined with push=true or oci_layout")
+    if not os.path.isdir(params["path"]):
+        module.fail_json(msg="path %s is not a directory" % params["path"])
+
+    result["dockerfile"] = _dockerfile(params)
+    if params["dockerfile_path"]:
+        result["changed"] |= _write_file(params["dockerfile_path"], result["dockerfile"], module.check_mode)
+    if params["dockerfile_only"]:
+        module.exit_json(**result)
+
+    target = parse_reference(params["image"]) if params["image"] else None
+    kwargs = _client_kwargs(params)
+    creds = dict(username=params["registry_username"], password=params["registry_password"])
+
+    base = None
+    if params["base_image"] != SCRATCH:
+        base_ref = parse_reference(params["base_image"])
+        same = target is not None and base_ref.registry == target.registry
+        base_client = client_for(base_ref, **(dict(kwargs, **creds) if same else kwargs))
+        base = BaseImage.pull(base_ref, base_client, platform=params["platform"])
+
+    image = build_catalog_image(params["path"], labels=params["labels"], base=base,
+                                manifest_format=params["manifest_format"], platform=params["platform"])
+    result.update(digest=image.digest, media_type=image.media_type, manifest=image.manifest, config=image.config,
+                  labels=image.labels)
+    if target is not None:
+        result["image"] = "%s%s@%s" % (target.name, ":" + target.tag if target.tag else "", image.digest)
+
+    if params["oci_layout"]:
+        tag = (target.tag if target is not None else None) or "latest"
+        if module.check_mode:
+            layout_changed = _layout_would_change(params["oci_layout"], image.digest)
+        else:
+            layout_changed = write_oci_layout(image, params["oci_layout"], tag=tag)
+        result["changed"] |= layout_changed
+
+    if params["push"]:
+        client = client_for(target, **dict(kwargs, **creds))
+        pushed, stats = push_image(client, target, image, check_mode=module.check_mode)
+        result.update(pushed=pushed, blobs=stats)
+        result["changed"] |= pushed
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argspec(),
+        required_if=[("push", True, ("image",))],
+        supports_check_mode=True,
+    )
+    try:
+        run_module(module)
+    except OCIError as e:
+        module.fail_json(msg=str(e), registry=e.registry, repository=e.repository, status=e.status)
+    except (FBCError, ValueError, OSError) as e:
+        module.fail_json(msg=str(e))
+
+
+if __name__ == "__main__":
+    main()

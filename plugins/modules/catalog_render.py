@@ -1,0 +1,371 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: catalog_render
+short_description: Render a basic or semver catalog template into a file-based catalog (FBC)
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Pure-Python equivalent of C(opm alpha render-template [basic|semver] -o yaml|json [--migrate-level ...]).
+    The template type is detected from its C(schema) (V(olm.template.basic) or V(olm.semver)).
+  - Bundle images named by the template are resolved offline from O(bundle_lookup) (committed FBC catalogs and
+    bundle directories) and O(bundle_images); an image found nowhere is pulled from its registry unless
+    O(pull=false).
+  - Output is byte-identical to opm's writers. Files are only rewritten when their bytes change; every output is
+    rendered in memory first and written through temporary files and renames, so an error never leaves partial
+    output behind.
+  - With O(ocp_versions) the template is rendered once per OpenShift catalog version into
+    C(<dest>/<version>/<package>/catalog.yaml), the layout of community-operators-prod C(catalogs/), each with the
+    migrate level the community pipeline uses for that version (or O(migrate_levels)).
+  - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
+options:
+  template:
+    description:
+      - Path of the catalog template (YAML or JSON; only the first document is read, like opm).
+    type: path
+    required: true
+    version_added: 0.1.0
+  dest:
+    description:
+      - Without O(ocp_versions), the output file, or a directory when it exists already or ends with C(/); a
+        directory gets opm's C(WriteFS) layout C(<dest>/<package>/catalog.<yaml|json>).
+      - With O(ocp_versions), the catalogs root directory (C(<dest>/<version>/<package>/catalog.<yaml|json>)).
+    type: path
+    required: true
+    version_added: 0.1.0
+  format:
+    description:
+      - Output format (C(opm ... -o yaml|json)).
+    type: str
+    choices: [yaml, json]
+    default: yaml
+    version_added: 0.1.0
+  bundle_lookup:
+    description:
+      - FBC catalogs (directories or files, for example committed C(catalogs/v4.16/<package>)) whose bundles are
+        reused for the template's bundle images (matched by C(image)), and unpacked bundle directories
+        (C(manifests/) + C(metadata/)).
+      - A bundle directory is used for a template image whose tag is the bundle's CSV version (with or without a
+        leading C(v)) or the directory name; use O(bundle_images) for an explicit mapping.
+      - Catalogs that carry C(olm.bundle.object) properties also provide the CSV needed to migrate bundles to
+        C(olm.csv.metadata) and the package icon of semver templates.
+    type: list
+    elements: path
+    default: []
+    version_added: 0.1.0
+  bundle_images:
+    description:
+      - Explicit mapping of bundle image references to unpacked bundle directories.
+    type: dict
+    default: {}
+    version_added: 0.1.0
+  pull:
+    description:
+      - Pull bundle images found neither in O(bundle_lookup) nor in O(bundle_images) from their registries.
+      - Set to V(false) to work strictly offline; a missing image is then an error.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  migrate_level:
+    description:
+      - The C(--migrate-level) of the render. V(bundle-object-to-csv-metadata) (and V(all)) replace the
+        C(olm.bundle.object) properties of every bundle by one C(olm.csv.metadata) property.
+      - Without O(ocp_versions) the default is V(none).
+      - With O(ocp_versions), when set, it applies to every version not listed in O(migrate_levels); when not set,
+        each version gets the community pipeline's level (V(bundle-object-to-csv-metadata) for v4.17 and later,
+        V(none) below).
+    type: str
+    choices: [none, bundle-object-to-csv-metadata, all]
+    version_added: 0.1.0
+  opm_compat:
+    description:
+      - Semver template behaviour to reproduce. V(current) is the current opm behaviour (edge-scoped linking across
+        channels, package metadata from the newest bundle's CSV). V(v1.46) reproduces opm v1.46 (per-channel
+        "inchworm" linking, no package description/icon), which many committed catalogs were rendered with.
+      - Has no effect on basic templates.
+    type: str
+    choices: [current, v1.46]
+    default: current
+    version_added: 0.1.0
+  ocp_versions:
+    description:
+      - OpenShift catalog versions (V(v4.16), V(v4.20), ...) to render, one directory per version below O(dest).
+      - Quote the values in YAML; an unquoted V(4.20) would be read as the number 4.2.
+    type: list
+    elements: str
+    version_added: 0.1.0
+  migrate_levels:
+    description:
+      - Per-version override of the migrate level, for example C({"v4.16": "bundle-object-to-csv-metadata"}).
+        Keys must be in O(ocp_versions).
+    type: dict
+    default: {}
+    version_added: 0.1.0
+  registry_username:
+    description:
+      - Username for the registries bundle images are pulled from. Without it, credentials come from
+        O(docker_config).
+    type: str
+    version_added: 0.1.0
+  registry_password:
+    description:
+      - Password or token for O(registry_username).
+    type: str
+    version_added: 0.1.0
+  docker_config:
+    description:
+      - Path of a docker C(config.json) giving registry credentials (C(auths) entries). Defaults to
+        C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when present.
+    type: path
+    version_added: 0.1.0
+  ca_file:
+    description:
+      - PEM CA bundle used to verify registry certificates, in addition to the system trust store.
+    type: path
+    version_added: 0.1.0
+  validate_certs:
+    description:
+      - Verify registry TLS certificates.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  plain_http:
+    description:
+      - Use plain HTTP for registries (loopback test registries only).
+    type: bool
+    default: false
+    version_added: 0.1.0
+  timeout:
+    description:
+      - Timeout in seconds of each registry request.
+    type: int
+    default: 60
+    version_added: 0.1.0
+notes:
+  - Like C(opm alpha render-template), rendering does not validate the result; use
+    M(kubeforge.operators.catalog_validate) afterwards.
+  - Files of packages that are no longer produced are not removed from O(dest).
+seealso:
+  - module: kubeforge.operators.catalog_validate
+  - module: kubeforge.operators.catalog_template
+  - name: opm alpha render-template
+    description: The upstream command this module reproduces.
+    link: https://github.com/operator-framework/operator-registry
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: Full texts for files up to 128 KiB, a size and digest summary for larger ones.
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Render a basic template offline from the committed catalog
+  kubeforge.operators.catalog_render:
+    template: operators/kube-green/catalog-templates/basic-template.yaml
+    dest: catalogs/v4.16/kube-green/catalog.yaml
+    bundle_lookup:
+      - catalogs/v4.16/kube-green
+    pull: false
+
+- name: Render for several OpenShift versions (v4.17+ get olm.csv.metadata)
+  kubeforge.operators.catalog_render:
+    template: operators/kairos-operator/catalog-templates/semver.yaml
+    dest: catalogs
+    ocp_versions: ["v4.16", "v4.17", "v4.20"]
+    bundle_lookup:
+      - catalogs/v4.16/kairos-operator
+  register: rendered
+
+- name: Render a semver template the way opm v1.46 did, pulling bundles from quay.io
+  kubeforge.operators.catalog_render:
+    template: catalog-templates/semver.yaml
+    dest: catalog/
+    opm_compat: v1.46
+    registry_username: "{{ quay_user }}"
+    registry_password: "{{ quay_token }}"
+"""
+
+RETURN = r"""
+dest:
+  description: The O(dest) value.
+  returned: always
+  type: str
+  sample: catalogs
+files:
+  description: Every output file (written or already up to date).
+  returned: always
+  type: list
+  elements: str
+  sample: [catalogs/v4.16/kube-green/catalog.yaml, catalogs/v4.20/kube-green/catalog.yaml]
+changed_files:
+  description: The output files whose content changed (or would change in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: [catalogs/v4.20/kube-green/catalog.yaml]
+packages:
+  description: Names of the rendered packages.
+  returned: always
+  type: list
+  elements: str
+  sample: [kube-green]
+bundles:
+  description: Names of the rendered bundles.
+  returned: always
+  type: list
+  elements: str
+  sample: [kube-green.v0.7.0, kube-green.v0.7.1]
+renders:
+  description: One entry per rendered catalog (one without O(ocp_versions)).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    ocp_version:
+      description: The OpenShift version, V(null) without O(ocp_versions).
+      type: str
+    migrate_level:
+      description: The migrate level used.
+      type: str
+    files:
+      description: Output files of this render.
+      type: list
+      elements: str
+    packages:
+      description: Rendered packages.
+      type: list
+      elements: str
+    bundles:
+      description: Rendered bundles.
+      type: list
+      elements: str
+  sample:
+    - ocp_version: v4.20
+      migrate_level: bundle-object-to-csv-metadata
+      files: [catalogs/v4.20/kube-green/catalog.yaml]
+      packages: [kube-green]
+      bundles: [kube-green.v0.7.1]
+pulled:
+  description: Bundle images that had to be pulled from registries.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+    build_lookup,
+    cleanup_lookup,
+    commit_files,
+    make_diff,
+    opm_compat_arg,
+    pending_changes,
+    plan_fanout,
+    read_bytes,
+    render_outputs,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
+
+REGISTRY_OPTIONS = dict(
+    registry_username=dict(type="str"),
+    registry_password=dict(type="str", no_log=True),
+    docker_config=dict(type="path"),
+    ca_file=dict(type="path"),
+    validate_certs=dict(type="bool", default=True),
+    plain_http=dict(type="bool", default=False),
+    timeout=dict(type="int", default=60),
+)
+
+
+def argspec():
+    spec = dict(
+        template=dict(type="path", required=True),
+        dest=dict(type="path", required=True),
+        format=dict(type="str", choices=["yaml", "json"], default="yaml"),
+        bundle_lookup=dict(type="list", elements="path", default=[]),
+        bundle_images=dict(type="dict", default={}),
+        pull=dict(type="bool", default=True),
+        migrate_level=dict(type="str", choices=["none", "bundle-object-to-csv-metadata", "all"]),
+        opm_compat=dict(type="str", choices=["current", "v1.46"], default="current"),
+        ocp_versions=dict(type="list", elements="str"),
+        migrate_levels=dict(type="dict", default={}),
+    )
+    spec.update(REGISTRY_OPTIONS)
+    return spec
+
+
+def puller_factory(params):
+    """A factory for the OCI image puller (None when pulling is disabled)."""
+    if not params["pull"]:
+        return None
+
+    def factory():
+        from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
+        return make_image_puller(username=params["registry_username"], password=params["registry_password"],
+                                 docker_config=params["docker_config"], ca_file=params["ca_file"],
+                                 verify=params["validate_certs"], plain_http=params["plain_http"],
+                                 timeout=params["timeout"])
+    return factory
+
+
+def run_module(module):
+    params = module.params
+    if params["migrate_levels"] and not params["ocp_versions"]:
+        module.fail_json(msg="migrate_levels requires ocp_versions")
+    template = read_bytes(params["template"])
+    if template is None:
+        module.fail_json(msg="template %s not found" % params["template"])
+    fanout = None
+    if params["ocp_versions"]:
+        fanout = plan_fanout(params["ocp_versions"], params["migrate_level"], params["migrate_levels"])
+    bundle_images = dict((str(k), str(v)) for k, v in params["bundle_images"].items())
+    lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
+                                 puller_factory=puller_factory(params))
+    try:
+        files, renders = render_outputs(template, lookup, params["dest"], output_format=params["format"],
+                                        migrate_level=params["migrate_level"],
+                                        opm_compat=opm_compat_arg(params["opm_compat"]), fanout=fanout)
+    finally:
+        cleanup_lookup(state)
+    changes = pending_changes(files)
+    if changes and not module.check_mode:
+        commit_files(changes)
+    packages = sorted(set(p for r in renders for p in r["packages"]))
+    bundles = sorted(set(b for r in renders for b in r["bundles"]))
+    result = dict(changed=bool(changes), dest=params["dest"], files=[p for p, _ in files],
+                  changed_files=[c[0] for c in changes], packages=packages, bundles=bundles, renders=renders,
+                  pulled=list(state["pulled"]))
+    if module._diff:
+        result["diff"] = [make_diff(*c) for c in changes]
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    try:
+        run_module(module)
+    except OCIError as e:
+        module.fail_json(msg=str(e), registry=e.registry, repository=e.repository, status=e.status)
+    except (FBCError, ValueError, OSError) as e:
+        module.fail_json(msg=str(e))
+
+
+if __name__ == "__main__":
+    main()

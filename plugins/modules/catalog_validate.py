@@ -1,0 +1,140 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: catalog_validate
+short_description: Validate a file-based catalog (FBC) like opm validate, reporting every problem
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Pure-Python equivalent of C(opm validate <dir>): loads the catalog (all of opm's load errors) and runs the
+    schema and upgrade-graph checks of C(declcfg.ConvertToModel) and C(model.Validate).
+  - Unlike opm, which stops at the first sequential error, every problem found is returned in RV(errors), each in
+    opm's wording; RV(opm_error) is the single message opm itself would print.
+  - No image pulls and no CSV validation (opm does not do them either).
+  - Never changes anything. Does not need a Kubernetes cluster and does not use C(kubernetes.core).
+options:
+  path:
+    description:
+      - FBC directory (for example C(catalogs/v4.20)) or a single FBC file.
+    type: path
+    required: true
+    version_added: 0.1.0
+  fail_on_invalid:
+    description:
+      - Fail the task when the catalog is invalid. With V(false) the result is returned with RV(valid=false).
+    type: bool
+    default: true
+    version_added: 0.1.0
+notes:
+  - Model problems are prefixed with their path in opm's error tree, for example
+    C(invalid package "foo": invalid channel "stable": ...).
+seealso:
+  - module: kubeforge.operators.catalog_render
+  - name: opm validate
+    description: The upstream command this module reproduces.
+    link: https://github.com/operator-framework/operator-registry
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Validate the v4.20 catalog directory
+  kubeforge.operators.catalog_validate:
+    path: catalogs/v4.20
+
+- name: Collect the problems of a catalog without failing
+  kubeforge.operators.catalog_validate:
+    path: catalogs/v4.16/kube-green/catalog.yaml
+    fail_on_invalid: false
+  register: check
+
+- name: Show them
+  ansible.builtin.debug:
+    var: check.errors
+  when: not check.valid
+"""
+
+RETURN = r"""
+valid:
+  description: Whether the catalog passes C(opm validate).
+  returned: always
+  type: bool
+  sample: true
+errors:
+  description: Every problem found, in opm's wording (empty when valid).
+  returned: always
+  type: list
+  elements: str
+  sample: ['invalid package "foo": invalid channel "stable": multiple channel heads found in graph: foo.v1, foo.v2']
+opm_error:
+  description: The error message opm itself would report (its first error), V(null) when valid.
+  returned: always
+  type: str
+  sample: null
+packages:
+  description: Number of packages in the catalog.
+  returned: always
+  type: int
+  sample: 1
+bundles:
+  description: Number of bundles in the catalog.
+  returned: always
+  type: int
+  sample: 10
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_catalog
+
+
+def argspec():
+    return dict(
+        path=dict(type="path", required=True),
+        fail_on_invalid=dict(type="bool", default=True),
+    )
+
+
+def run_module(module):
+    path = module.params["path"]
+    if not os.path.exists(path):
+        module.fail_json(msg="path %s does not exist" % path)
+    res = validate_catalog(path)
+    result = dict(changed=False, valid=res.valid, errors=list(res.errors), opm_error=res.opm_error,
+                  packages=res.packages, bundles=res.bundles)
+    if not res.valid and module.params["fail_on_invalid"]:
+        msg = "catalog %s is invalid (%d problem%s): %s" % (path, len(res.errors), "" if len(res.errors) == 1
+                                                           else "s", res.opm_error or "; ".join(res.errors))
+        module.fail_json(msg=msg, **result)
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    try:
+        run_module(module)
+    except (FBCError, ValueError, OSError) as e:
+        module.fail_json(msg=str(e))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the OCI registry used by tests/integration/registry (Debian's docker-registry = distribution v2.8)
+# and htpasswd (apache2-utils, bcrypt entries). Idempotent; run as root (or through sudo) in the build step,
+# never from a test.
+set -euo pipefail
+need=()
+[ -x /usr/bin/docker-registry ] || need+=(docker-registry)
+command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
+if [ "${#need[@]}" -eq 0 ]; then
+    echo "docker-registry and htpasswd already installed"
+    exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends "${need[@]}"
+# The package may try to start a system service; the tests start their own instance on a free loopback port.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet docker-registry 2>/dev/null; then
+    $SUDO systemctl disable --now docker-registry || true
+fi
+/usr/bin/docker-registry --version

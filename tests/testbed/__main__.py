@@ -1,0 +1,58 @@
+"""Command line: python -m testbed {build,up,down,status,env,scale} (run with PYTHONPATH=tests)."""
+
+import argparse
+import json
+import sys
+import time
+
+from testbed import cluster
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m testbed", description="kubeforge.operators local testbed")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="build (or reuse) every binary from Go modules")
+    up = sub.add_parser("up", help="bring the testbed up (building first if needed); reuses a running one")
+    up.add_argument("--nodes", type=int, default=3, help="number of fake KWOK nodes (default 3)")
+    up.add_argument("--with-scc", action="store_true", help="also install OpenShift's SecurityContextConstraints CRD")
+    down = sub.add_parser("down", help="stop every testbed process and free its ports")
+    down.add_argument("--purge-logs", action="store_true", help="also delete the log files")
+    sub.add_parser("status", help="print the testbed status as JSON (exit 1 when not running)")
+    sub.add_parser("env", help="print `export KUBECONFIG=...` for a shell")
+    scale = sub.add_parser("scale", help="create more fake nodes on the running testbed")
+    scale.add_argument("nodes", type=int)
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "build":
+            started = time.monotonic()
+            path = cluster.build()
+            print(f"binaries in {path} ({time.monotonic() - started:.0f}s)")
+            return 0
+        testbed = cluster.Testbed()
+        if args.command == "up":
+            print(json.dumps(testbed.up(nodes=args.nodes, with_scc=args.with_scc), indent=2))
+            print(f"export KUBECONFIG={testbed.kubeconfig}")
+            return 0
+        if args.command == "down":
+            testbed.down(keep_logs=not args.purge_logs)
+            print("testbed stopped")
+            return 0
+        if args.command == "status":
+            status = testbed.status()
+            print(json.dumps(status, indent=2))
+            return 0 if status["running"] else 1
+        if args.command == "env":
+            print(f"export KUBECONFIG={testbed.kubeconfig}")
+            return 0
+        if args.command == "scale":
+            testbed.scale_nodes(args.nodes)
+            return 0
+    except cluster.TestbedError as exc:
+        print(f"testbed: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,495 @@
+"""Bring the testbed up, report on it, and tear it down.
+
+Processes: etcd (data on tmpfs), kube-apiserver (RBAC, Pod Security admission, generated PKI),
+kube-controller-manager, kube-scheduler, kwok (default stages + marked-image stages), OLM's olm and
+catalog operators, and `opm serve` for the kube-demo catalog. All bind or are reached on 127.0.0.1.
+State (pids, ports, paths) is kept in <run>/state.json so another process can reuse or stop it.
+"""
+
+import base64
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Optional
+
+from testbed import catalog, config, procs
+from testbed.pki import Pki
+
+# Component start order; teardown runs it backwards.
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "opm")
+
+
+class TestbedError(RuntimeError):
+    """The testbed could not be built, started or reached; the message says which component and why."""
+
+
+def _log(msg: str) -> None:
+    print("[testbed {}] {}".format(time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def build(quiet: bool = False) -> Path:
+    """Build (or reuse from the cache) every binary; returns the bin directory."""
+    result = subprocess.run(  # noqa: S603
+        ["bash", str(config.BUILD_SCRIPT)], stdout=subprocess.PIPE, stderr=None if not quiet else subprocess.DEVNULL, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise TestbedError(f"testbed build failed (exit {result.returncode}); see the output above")
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
+def bin_dir() -> Path:
+    out = subprocess.run(["bash", str(config.BUILD_SCRIPT), "--print-bin"], stdout=subprocess.PIPE, text=True, check=True)  # noqa: S603
+    return Path(out.stdout.strip())
+
+
+def gomodcache() -> Path:
+    return Path(subprocess.run(["go", "env", "GOMODCACHE"], stdout=subprocess.PIPE, text=True, check=True).stdout.strip())  # noqa: S603
+
+
+def _versions(bin_path: Path) -> dict[str, str]:
+    names = ("kubernetes", "etcd", "kwok", "olm", "opm", "go")
+    values = (bin_path / "VERSIONS").read_text().split()
+    return dict(zip(names, values))
+
+
+class Testbed:
+    """One testbed instance, described by its run directory."""
+
+    def __init__(self, run_dir: Optional[Path] = None):
+        self.run_dir = Path(run_dir or config.RUN_DIR)
+        self.state_file = self.run_dir / "state.json"
+        self.log_dir = self.run_dir / "logs"
+        self.pki = Pki(self.run_dir / "pki")
+        self.state: dict = self._load_state()
+
+    # ----------------------------------------------------------------- state
+    def _load_state(self) -> dict:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _save_state(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.state, indent=2, sort_keys=True))
+        tmp.replace(self.state_file)
+
+    @property
+    def kubeconfig(self) -> str:
+        return str(self.run_dir / "kubeconfig")
+
+    @property
+    def catalog_address(self) -> str:
+        return f"127.0.0.1:{self.state['ports']['opm']}"
+
+    def processes(self) -> list[dict]:
+        return [self.state["processes"][n] for n in COMPONENTS if n in self.state.get("processes", {})]
+
+    # ---------------------------------------------------------------- status
+    def status(self) -> dict:
+        procs_status = {r["name"]: procs.alive(r["pid"], r["binary"]) for r in self.processes()}
+        ready = bool(procs_status) and all(procs_status.values()) and self._apiserver_ready()
+        return {
+            "running": ready,
+            "processes": procs_status,
+            "kubeconfig": self.kubeconfig if self.state else None,
+            "catalog_address": self.catalog_address if self.state.get("ports") else None,
+            "nodes": self.state.get("nodes"),
+            "versions": self.state.get("versions"),
+            "rss_mib": self.rss_mib(),
+        }
+
+    def is_running(self) -> bool:
+        return bool(self.state) and self.status()["running"]
+
+    def rss_mib(self) -> dict[str, float]:
+        """Resident memory of each testbed process (MiB), read from /proc."""
+        result = {}
+        for record in self.processes():
+            try:
+                with open(f"/proc/{record['pid']}/status") as status:
+                    for line in status:
+                        if line.startswith("VmRSS:"):
+                            result[record["name"]] = round(int(line.split()[1]) / 1024.0, 1)
+            except OSError:
+                continue
+        return result
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.pki.path("ca.crt")))
+        ctx.load_cert_chain(str(self.pki.path("admin.crt")), str(self.pki.path("admin.key")))
+        return ctx
+
+    def _apiserver_ready(self) -> bool:
+        port = self.state.get("ports", {}).get("apiserver")
+        if not port:
+            return False
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", context=self._ssl_context(), timeout=3) as resp:  # noqa: S310
+                return resp.status == 200
+        except (OSError, ValueError):
+            return False
+
+    # -------------------------------------------------------------------- up
+    def up(self, nodes: int = 3, with_scc: bool = False, build_first: bool = True) -> dict:
+        """Start everything (reusing a running testbed) and return status(); raises TestbedError."""
+        if self.state and self.is_running():
+            _log(f"testbed already running: reusing it ({self.kubeconfig})")
+            return self.status()
+        if self.state:
+            self.down()
+        started = time.monotonic()
+        bins = build() if build_first else bin_dir()
+        if not (bins / ".done").exists():
+            raise TestbedError("testbed binaries are not built: run `make testbed-build`")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.pki.ensure()
+        etcd_dir = config.ETCD_DATA_ROOT / (f"kubeforge-testbed-{os.getpid()}")
+        self.state = {
+            "bin": str(bins),
+            "versions": _versions(bins),
+            "etcd_data": str(etcd_dir),
+            "ports": {k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof")},
+            "processes": {},
+            "nodes": 0,
+        }
+        self._save_state()
+        try:
+            self._start_control_plane(bins, etcd_dir)
+            self._write_kubeconfigs()
+            self._start_kwok(bins)
+            self.scale_nodes(nodes)
+            self._install_olm(bins, with_scc)
+            self._start_opm(bins)
+        except Exception:
+            _log(f"bring-up failed; stopping what was started (logs kept in {self.log_dir})")
+            self.down(keep_logs=True)
+            raise
+        self.state["up_seconds"] = round(time.monotonic() - started, 1)
+        self._save_state()
+        self._write_ansible_vars()
+        _log("testbed up in {:.1f}s: KUBECONFIG={}".format(self.state["up_seconds"], self.kubeconfig))
+        return self.status()
+
+    def _start(self, name: str, argv: list[str], env: Optional[dict[str, str]] = None, unset: tuple = ()) -> None:
+        record = procs.start(name, argv, self.log_dir, env=env, unset=unset)
+        self.state["processes"][name] = record
+        self._save_state()
+
+    def _wait(self, what: str, check: Callable[[], bool], timeout: float, component: Optional[str] = None) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if check():
+                return
+            if component:
+                record = self.state["processes"][component]
+                if not procs.alive(record["pid"], record["binary"]):
+                    raise TestbedError("{} exited while waiting for {}; last log lines:\n{}".format(component, what, procs.tail(record["log"])))
+            time.sleep(0.2)
+        detail = procs.tail(self.state["processes"][component]["log"]) if component else ""
+        raise TestbedError(f"timed out after {timeout}s waiting for {what}\n{detail}")
+
+    def _start_control_plane(self, bins: Path, etcd_dir: Path) -> None:
+        ports, pki = self.state["ports"], self.pki
+        etcd_dir.mkdir(parents=True, exist_ok=True)
+        etcd_url = f"http://127.0.0.1:{ports['etcd']}"
+        peer_url = f"http://127.0.0.1:{ports['etcd_peer']}"
+        self._start(
+            "etcd",
+            [
+                str(bins / "etcd"),
+                "--name=testbed",
+                f"--data-dir={etcd_dir}",
+                "--listen-client-urls=" + etcd_url,
+                "--advertise-client-urls=" + etcd_url,
+                "--listen-peer-urls=" + peer_url,
+                "--initial-advertise-peer-urls=" + peer_url,
+                "--initial-cluster=testbed=" + peer_url,
+                "--unsafe-no-fsync",
+                "--quota-backend-bytes=8589934592",
+                "--log-level=warn",
+            ],
+        )
+        self._wait("etcd", lambda: procs.port_open(ports["etcd"]), 30, "etcd")
+        _log(f"etcd ready on 127.0.0.1:{ports['etcd']} (data on {etcd_dir})")
+        self._start(
+            "kube-apiserver",
+            [
+                str(bins / "kube-apiserver"),
+                "--etcd-servers=" + etcd_url,
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={ports['apiserver']}",
+                "--tls-cert-file={}".format(pki.path("apiserver.crt")),
+                "--tls-private-key-file={}".format(pki.path("apiserver.key")),
+                "--client-ca-file={}".format(pki.path("ca.crt")),
+                "--service-account-key-file={}".format(pki.path("sa.pub")),
+                "--service-account-signing-key-file={}".format(pki.path("sa.key")),
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-cluster-ip-range=" + config.SERVICE_CIDR,
+                "--authorization-mode=Node,RBAC",
+                # PodSecurity is on by default; NodeRestriction as on a kubeadm cluster.
+                "--enable-admission-plugins=NodeRestriction",
+                "--allow-privileged=true",
+                # The endpoint reconciler would publish 127.0.0.1 as the `kubernetes` Service endpoint, which
+                # Endpoints validation rejects; nothing in the testbed uses that Service.
+                "--endpoint-reconciler-type=none",
+                "--profiling=false",
+                "--v=1",
+            ],
+        )
+        self._wait("kube-apiserver /readyz", self._apiserver_ready, 120, "kube-apiserver")
+        _log(f"kube-apiserver ready on https://127.0.0.1:{ports['apiserver']}")
+        self._write_component_kubeconfig("controller-manager")
+        self._write_component_kubeconfig("scheduler")
+        kcm_kc = str(self.run_dir / "controller-manager.kubeconfig")
+        self._start(
+            "kube-controller-manager",
+            [
+                str(bins / "kube-controller-manager"),
+                "--kubeconfig=" + kcm_kc,
+                "--authentication-kubeconfig=" + kcm_kc,
+                "--authorization-kubeconfig=" + kcm_kc,
+                "--bind-address=127.0.0.1",
+                f"--secure-port={ports['kcm']}",
+                "--service-account-private-key-file={}".format(pki.path("sa.key")),
+                "--root-ca-file={}".format(pki.path("ca.crt")),
+                "--cluster-signing-cert-file={}".format(pki.path("ca.crt")),
+                "--cluster-signing-key-file={}".format(pki.path("ca.key")),
+                "--use-service-account-credentials=true",
+                "--leader-elect=false",
+                "--service-cluster-ip-range=" + config.SERVICE_CIDR,
+                "--allocate-node-cidrs=false",
+                "--v=1",
+            ],
+        )
+        sched_kc = str(self.run_dir / "scheduler.kubeconfig")
+        self._start(
+            "kube-scheduler",
+            [
+                str(bins / "kube-scheduler"),
+                "--kubeconfig=" + sched_kc,
+                "--authentication-kubeconfig=" + sched_kc,
+                "--authorization-kubeconfig=" + sched_kc,
+                "--bind-address=127.0.0.1",
+                f"--secure-port={ports['scheduler']}",
+                "--leader-elect=false",
+                "--v=1",
+            ],
+        )
+
+    def _kubeconfig_doc(self, user: str) -> dict:
+        def b64(name: str) -> str:
+            return base64.b64encode(self.pki.path(name).read_bytes()).decode()
+
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": "testbed", "cluster": {"server": f"https://127.0.0.1:{self.state['ports']['apiserver']}", "certificate-authority-data": b64("ca.crt")}}
+            ],
+            "users": [{"name": user, "user": {"client-certificate-data": b64(user + ".crt"), "client-key-data": b64(user + ".key")}}],
+            "contexts": [{"name": "testbed", "context": {"cluster": "testbed", "user": user}}],
+            "current-context": "testbed",
+        }
+
+    def _write_component_kubeconfig(self, user: str, file_name: Optional[str] = None) -> str:
+        path = self.run_dir / (file_name or user + ".kubeconfig")
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._kubeconfig_doc(user), indent=2))
+        tmp.chmod(0o600)
+        tmp.replace(path)
+        return str(path)
+
+    def _write_kubeconfigs(self) -> None:
+        self._write_component_kubeconfig("admin", "kubeconfig")
+        self._write_component_kubeconfig("kwok")
+        self._write_component_kubeconfig("olm")
+
+    def kubectl(self, *args: str, input_text: Optional[str] = None, check: bool = True) -> subprocess.CompletedProcess:
+        argv = [str(Path(self.state["bin"]) / "kubectl"), "--kubeconfig", self.kubeconfig] + list(args)
+        result = subprocess.run(argv, input=input_text, capture_output=True, text=True, check=False)  # noqa: S603
+        if check and result.returncode != 0:
+            raise TestbedError("kubectl {} failed: {}".format(" ".join(args), result.stderr.strip()))
+        return result
+
+    def _start_kwok(self, bins: Path) -> None:
+        kwok_src = gomodcache() / ("sigs.k8s.io/kwok@{}".format(self.state["versions"]["kwok"]))
+        stage_files = [
+            kwok_src / "kustomize/stage/node/fast/node-initialize.yaml",
+            kwok_src / "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+            kwok_src / "kustomize/stage/pod/fast/pod-ready.yaml",
+            kwok_src / "kustomize/stage/pod/fast/pod-complete.yaml",
+            kwok_src / "kustomize/stage/pod/fast/pod-delete.yaml",
+        ] + sorted(config.STAGES_DIR.glob("*.yaml"))
+        missing = [str(p) for p in stage_files if not p.exists()]
+        if missing:
+            raise TestbedError("KWOK stage files missing (module cache incomplete?): {}".format(", ".join(missing)))
+        stages = self.run_dir / "kwok-stages.yaml"
+        stages.write_text("\n---\n".join(p.read_text() for p in stage_files))
+        self._start(
+            "kwok",
+            [
+                str(bins / "kwok"),
+                "--kubeconfig=%s" % (self.run_dir / "kwok.kubeconfig"),
+                f"--config={stages}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={config.KWOK_NODE_ANNOTATION}=fake",
+                "--node-lease-duration-seconds=40",
+                "--cidr=" + config.POD_CIDR,
+                "--node-ip=127.0.0.1",
+                f"--server-address=127.0.0.1:{self.state['ports']['kwok']}",
+            ],
+        )
+        self._wait("kwok", lambda: procs.port_open(self.state["ports"]["kwok"]), 30, "kwok")
+
+    # ------------------------------------------------------------------ nodes
+    def scale_nodes(self, count: int) -> None:
+        """Create fake, untainted KWOK nodes kwok-node-0..count-1 and wait until all are Ready."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        from testbed.kube import api_client  # local import: the CLI's `build` must not need the client
+
+        started = time.monotonic()
+        core = client.CoreV1Api(api_client(self.kubeconfig, pool=32))
+
+        def create(i: int) -> None:
+            name = f"kwok-node-{i}"
+            body = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "annotations": {"node.alpha.kubernetes.io/ttl": "0", config.KWOK_NODE_ANNOTATION: "fake"},
+                    "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "type": "kwok"},
+                },
+                "status": {
+                    "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+                    "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+                },
+            }
+            try:
+                core.create_node(body)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(create, range(count)))
+
+        def all_ready() -> bool:
+            ready = 0
+            for node in core.list_node(label_selector="type=kwok").items:
+                if any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or [])):
+                    ready += 1
+            return ready >= count
+
+        self._wait(f"{count} KWOK nodes Ready", all_ready, 120 + count * 0.3, "kwok")
+        self.state["nodes"] = count
+        self.state["nodes_ready_seconds"] = round(time.monotonic() - started, 1)
+        self._save_state()
+        _log(f"{count} KWOK nodes Ready in {time.monotonic() - started:.1f}s")
+
+    # -------------------------------------------------------------------- OLM
+    def _install_olm(self, bins: Path, with_scc: bool) -> None:
+        olm_src = gomodcache() / ("github.com/operator-framework/operator-lifecycle-manager@{}".format(self.state["versions"]["olm"]))
+        self.kubectl("create", "-f", str(olm_src / "deploy/upstream/quickstart/crds.yaml"))
+        if with_scc:
+            self.kubectl("create", "-f", str(self._scc_crd()))
+        self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=120s")
+        for ns in ("olm", "operators"):
+            self.kubectl("create", "namespace", ns)
+        # The upstream install's global OperatorGroup: `operators` namespace watches all namespaces.
+        self.kubectl(
+            "apply",
+            "-f",
+            "-",
+            input_text=json.dumps(
+                {
+                    "apiVersion": "operators.coreos.com/v1",
+                    "kind": "OperatorGroup",
+                    "metadata": {"name": "global-operators", "namespace": "operators"},
+                    "spec": {},
+                }
+            ),
+        )
+        busy = [p for p in (8080, 8443) if procs.port_open(p)]
+        if busy:
+            # Both operators bind these hard-coded ports; a stray process would fake their health checks.
+            raise TestbedError(f"ports {busy} are already in use on this machine; OLM's operators need them")
+        olm_kc = str(self.run_dir / "olm.kubeconfig")
+        env = {"KUBECONFIG": olm_kc, "OPERATOR_NAMESPACE": "olm", "OPERATOR_NAME": "olm-operator"}
+        # Unset CI: OLM's validating round tripper panics on unlabelled objects when CI is set.
+        unset = ("CI", "GRPC_PROXY", "grpc_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+        self._start("olm", [str(bins / "olm"), "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName="], env=env, unset=unset)
+        self._start(
+            "catalog",
+            [
+                str(bins / "catalog"),
+                "--kubeconfig=" + olm_kc,
+                "--namespace=olm",
+                "--writeStatusName=",
+                "--tls-cert={}".format(self.pki.path("catalog-serving.crt")),
+                "--tls-key={}".format(self.pki.path("catalog-serving.key")),
+            ],
+            env=env,
+            unset=unset,
+        )
+        self._wait("olm operator health on :8080", lambda: procs.port_open(8080), 60, "olm")
+        self._wait("catalog operator health on :8443", lambda: procs.port_open(8443), 60, "catalog")
+        _log("OLM {} olm and catalog operators running".format(self.state["versions"]["olm"]))
+
+    def _scc_crd(self) -> Path:
+        openshift_api = sorted(gomodcache().glob("github.com/openshift/api@*"))
+        for root in reversed(openshift_api):
+            found = sorted(root.glob("security/v1/zz_generated.crd-manifests/*securitycontextconstraints*.crd.yaml"))
+            if found:
+                return found[0]
+        raise TestbedError("SecurityContextConstraints CRD not found in the github.com/openshift/api module cache")
+
+    def _start_opm(self, bins: Path) -> None:
+        fbc = catalog.render_kube_demo(bins / "opm", self.run_dir / "catalog")
+        ports = self.state["ports"]
+        self._start(
+            "opm",
+            [
+                str(bins / "opm"),
+                "serve",
+                str(fbc),
+                "-p",
+                str(ports["opm"]),
+                "-t",
+                str(self.run_dir / "opm.termination-log"),
+                f"--pprof-addr=127.0.0.1:{ports['opm_pprof']}",
+            ],
+        )
+        self._wait("opm serve", lambda: procs.port_open(ports["opm"]), 60, "opm")
+        _log(f"opm serve: kube-demo catalog on {self.catalog_address}")
+
+    def _write_ansible_vars(self) -> None:
+        """Extra vars for playbooks run against the testbed (`ansible-playbook -e @<run>/ansible-vars.json`)."""
+        path = self.run_dir / "ansible-vars.json"
+        path.write_text(json.dumps({"testbed_kubeconfig": self.kubeconfig, "testbed_catalog_address": self.catalog_address}, indent=2))
+
+    # ------------------------------------------------------------------ down
+    def down(self, keep_logs: bool = True) -> None:
+        """Stop every process (reverse start order), free the ports and remove etcd's tmpfs data."""
+        for record in reversed(self.processes()):
+            procs.stop(record)
+        etcd_data = self.state.get("etcd_data")
+        if etcd_data and Path(etcd_data).is_dir():
+            shutil.rmtree(etcd_data, ignore_errors=True)
+        if self.state_file.exists():
+            self.state_file.unlink()
+        if not keep_logs and self.log_dir.exists():
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+        self.state = {}

@@ -1,0 +1,92 @@
+"""Start, track and stop the testbed's local processes (one log file and one pid record each)."""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Optional
+
+
+def free_port() -> int:
+    """A TCP port that is free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def alive(pid: int, binary: Optional[str] = None) -> bool:
+    """True when pid runs, and (if given) runs `binary` — guards against a recycled pid."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if binary:
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            return False
+        return os.path.basename(exe).split(" ")[0] == os.path.basename(binary)
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start(name: str, argv: list[str], log_dir: Path, env: Optional[dict[str, str]] = None, unset: tuple = ()) -> dict:
+    """Start argv detached from our session, stdout+stderr to <log_dir>/<name>.log; return its record."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / (name + ".log")
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    for key in unset:
+        full_env.pop(key, None)
+    with open(log_path, "ab") as log:
+        log.write(("\n==== {} starting {}\n".format(time.strftime("%H:%M:%S"), " ".join(argv))).encode())
+        log.flush()
+        proc = subprocess.Popen(  # noqa: S603 - argv is built by the testbed, never from user input
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=full_env, start_new_session=True, close_fds=True
+        )
+    return {"name": name, "pid": proc.pid, "binary": argv[0], "log": str(log_path)}
+
+
+def stop(record: dict, timeout: float = 15.0) -> None:
+    """SIGTERM the process group of a record, then SIGKILL what is left after `timeout`."""
+    pid = record["pid"]
+    if not alive(pid, record.get("binary")):
+        return
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                # Reap it if it is our child (make testbed-down runs in another process: then it is not).
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            if not alive(pid):
+                return
+            time.sleep(0.1)
+
+
+def tail(path: str, lines: int = 30) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 16384))
+            data = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(data.splitlines()[-lines:])

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Build every testbed binary from Go modules (through the Go module proxy only) into a cache
+# directory outside the repository, keyed by every component version and the Go version.
+# Re-running is cheap: each binary is skipped when present, and a .done stamp marks a full build.
+#
+# Usage: build.sh            build (or reuse) and print the bin directory on the last line
+#        build.sh --print-bin  only print the bin directory
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.35.4}
+ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+OLM_VERSION=${OLM_VERSION:-v0.46.0}
+OPM_VERSION=${OPM_VERSION:-v1.73.0}
+
+GO_VERSION=$(go env GOVERSION)
+CACHE=${KUBEFORGE_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge-testbed}
+KEY="k8s-${K8S_VERSION}.etcd-${ETCD_VERSION}.kwok-${KWOK_VERSION}.olm-${OLM_VERSION}.opm-${OPM_VERSION}.${GO_VERSION}"
+BIN="$CACHE/bin/$KEY"
+SRC="$CACHE/src/$KEY"
+
+if [ "${1:-}" = "--print-bin" ]; then echo "$BIN"; exit 0; fi
+
+export GOFLAGS="-trimpath -buildvcs=false"
+export GOTOOLCHAIN=local          # never download a toolchain
+export GOPROXY=${GOPROXY:-https://proxy.golang.org}
+# Modules are fetched only through the proxy: no VCS fallback.
+case "$GOPROXY" in *direct*) export GOPROXY=https://proxy.golang.org ;; esac
+export GONOSUMDB= GOFLAGS
+mkdir -p "$BIN" "$SRC"
+
+if [ -f "$BIN/.done" ]; then echo "$BIN"; exit 0; fi
+
+log() { printf '[testbed-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+start=$(date +%s)
+
+need() { [ -x "$BIN/$1" ] && { log "$1: cached"; return 1; }; log "building $1 ..."; return 0; }
+
+# --- Kubernetes control plane: wrapper module replacing each staging module with its published version
+build_k8s() {
+  local wd="$SRC/k8s" stg="v0.${K8S_VERSION#v1.}" minor
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  mkdir -p "$wd"
+  if [ ! -f "$wd/go.sum" ]; then
+    local gomod goline godebug
+    gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+    goline=$(sed -n 's/^go \([0-9][0-9.]*\)[[:space:]]*$/\1/p' "$gomod" | head -n1)
+    godebug=$(sed -n 's/^godebug \(default=[^[:space:]]*\).*$/\1/p' "$gomod" | head -n1)
+    [ -n "$godebug" ] || godebug="default=go$(echo "$goline" | cut -d. -f1,2)"
+    mapfile -t staging < <(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\) => \./staging/.*#\1#p' "$gomod" | sort -u)
+    {
+      printf 'module local/k8sbins\n\ngo %s\n\ngodebug %s\n\n' "$goline" "$godebug"
+      printf 'require k8s.io/kubernetes %s\n\nreplace (\n' "$K8S_VERSION"
+      for m in "${staging[@]}"; do printf '\t%s => %s %s\n' "$m" "$m" "$stg"; done
+      printf ')\n'
+    } > "$wd/go.mod"
+    cat > "$wd/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+    (cd "$wd" && go mod tidy)
+  fi
+  local d ldf="-s -w"
+  d=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=$d"
+  done
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    if need "$c"; then
+      (cd "$wd" && CGO_ENABLED=0 go build -ldflags "$ldf" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
+    fi
+  done
+}
+
+build_etcd() {
+  need etcd || return 0
+  local wd="$SRC/etcd"
+  mkdir -p "$wd"
+  if [ ! -f "$wd/go.mod" ]; then
+    (cd "$wd" && go mod init local/etcdw >/dev/null 2>&1 && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+  fi
+  (cd "$wd" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3) && mv "$BIN/etcd.tmp" "$BIN/etcd"
+}
+
+build_kwok() {
+  need kwok || return 0
+  CGO_ENABLED=0 GOBIN="$BIN" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+}
+
+# A throwaway module requiring <module>@<version>, so `go build` works where `go install m@v` does not:
+# go install looks up the module's deprecation through the proxy's version list, which the proxy refuses
+# for some modules (403 "not available"); a wrapper module only needs the pinned version.
+wrapper() {
+  local name=$1 module=$2 version=$3; shift 3
+  local wd="$SRC/$name"
+  mkdir -p "$wd"
+  if [ ! -f "$wd/go.sum" ]; then
+    {
+      printf 'module local/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$(go env GOVERSION | sed 's/^go//')" "$module" "$version"
+    } > "$wd/go.mod"
+    {
+      printf '//go:build tools\n\npackage tools\n\nimport (\n'
+      for pkg in "$@"; do printf '\t_ "%s"\n' "$pkg"; done
+      printf ')\n'
+    } > "$wd/tools.go"
+    (cd "$wd" && go mod tidy)
+  fi
+  echo "$wd"
+}
+
+build_olm() {
+  local m=github.com/operator-framework/operator-lifecycle-manager wd c
+  wd=$(wrapper olm "$m" "$OLM_VERSION" "$m/cmd/olm" "$m/cmd/catalog")
+  for c in olm catalog; do
+    if need "$c"; then
+      (cd "$wd" && CGO_ENABLED=0 go build -tags json1 -ldflags "-s -w -X $m/pkg/version.OLMVersion=$OLM_VERSION" \
+        -o "$BIN/$c.tmp" "$m/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
+    fi
+  done
+}
+
+build_opm() {
+  need opm || return 0
+  local m=github.com/operator-framework/operator-registry wd
+  wd=$(wrapper opm "$m" "$OPM_VERSION" "$m/cmd/opm")
+  (cd "$wd" && CGO_ENABLED=1 go build -tags json1,containers_image_openpgp \
+    -ldflags "-s -w -X $m/cmd/opm/version.gitCommit=$OPM_VERSION -X $m/cmd/opm/version.opmVersion=$OPM_VERSION" \
+    -o "$BIN/opm.tmp" "$m/cmd/opm") && mv "$BIN/opm.tmp" "$BIN/opm"
+}
+
+build_k8s
+build_etcd
+build_kwok
+build_olm
+build_opm
+
+# Source trees the testbed reads at run time (CRDs, default stages) come from the module cache.
+(cd "$SRC/olm" && go mod download "sigs.k8s.io/kwok@$KWOK_VERSION" "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" >/dev/null)
+printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$OLM_VERSION" "$OPM_VERSION" "$GO_VERSION" > "$BIN/VERSIONS"
+touch "$BIN/.done"
+log "build finished in $(( $(date +%s) - start ))s"
+if [ "${KUBEFORGE_TESTBED_CLEAN_GOCACHE:-0}" = 1 ]; then go clean -cache; fi
+echo "$BIN"

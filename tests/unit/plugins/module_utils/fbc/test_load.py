@@ -1,0 +1,238 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Loader tests: ports of operator-registry alpha/declcfg/load_test.go and declcfg_test.go (Meta decoding)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+from fbc_testlib import LOAD_FIXTURES, OPM_TESTDATA, require_data
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load as L
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError
+
+VALID_FS = LOAD_FIXTURES / "validFS"
+INVALID_FS = LOAD_FIXTURES / "invalidFS"
+
+
+def test_libyaml_is_used():
+    # The C loader is what makes YAML parsing fast enough; the venv's PyYAML must have it.
+    assert L.HAVE_LIBYAML
+    assert issubclass(L._FBCYAMLLoader, __import__("yaml").CSafeLoader)
+
+
+def test_load_fs_valid_dir():
+    cfg = L.load_fs(require_data(VALID_FS))
+    assert [p.get("name", "") for p in cfg.packages] == ["cockroachdb", "etcd", ""]
+    assert len(cfg.channels) == 0
+    assert len(cfg.bundles) == 12
+    assert len(cfg.deprecations) == 1 and cfg.deprecations[0]["package"] == "kiali"
+    assert cfg.others == [{"schema": "unexpected"}]
+    # README.md and the CSV file are hidden by .indexignore
+    assert L.list_catalog_files(VALID_FS) == ["cockroachdb.json", "deprecations.yaml", "etcd.yaml", "unrecognized-schema.json"]
+
+
+def test_load_fs_valid_dir_contents():
+    cfg = L.load_fs(VALID_FS)
+    cockroach = cfg.packages[0]
+    assert cockroach["defaultChannel"] == "stable-5.x"
+    assert cockroach["icon"]["mediatype"] == "image/svg+xml"
+    b = next(b for b in cfg.bundles if b["name"] == "cockroachdb.v2.1.11")
+    assert b["image"] == "quay.io/openshift-community-operators/cockroachdb:v2.1.11"
+    assert b["properties"] == [
+        {"type": "olm.channel", "value": {"name": "stable", "replaces": "cockroachdb.v2.1.1"}},
+        {"type": "olm.package", "value": {"packageName": "cockroachdb", "version": "2.1.11"}},
+    ]
+
+
+@pytest.mark.parametrize("name,packages,bundles,others", [
+    ("unrecognized-schema.json", 1, 1, 1),
+    ("etcd.yaml", 1, 6, 0),
+])
+def test_load_reader_success(name, packages, bundles, others):
+    cfg = L.load_file(VALID_FS / name)
+    assert (len(cfg.packages), len(cfg.bundles), len(cfg.others)) == (packages, bundles, others)
+
+
+@pytest.mark.parametrize("name,fragment", [
+    ("invalid-format.txt", "error converting YAML to JSON"),
+    ("not-object.json", "json: cannot unmarshal array into Go value of type map[string]interface {}"),
+    ("no-schema.yaml", "object '{\"hello\":\"world\"}\n' is missing root schema field"),
+    ("invalid-package.json", 'expected value for key "name" to be a string'),
+    ("invalid-bundle.json", "parse bundle: json: cannot unmarshal object into Go struct field Bundle.relatedImages"),
+])
+def test_load_reader_errors(name, fragment):
+    path = require_data(INVALID_FS / name)
+    with pytest.raises(LoadError) as info:
+        L.load_file(path)
+    assert fragment in str(info.value)
+    assert str(info.value).startswith(str(path) + ": ")
+
+
+def test_load_fs_invalid_dir_fails_naming_the_first_bad_file():
+    with pytest.raises(LoadError) as info:
+        L.load_fs(INVALID_FS)
+    assert "invalid-bundle.json" in str(info.value)
+
+
+def test_load_fs_missing_dir_and_file():
+    with pytest.raises(LoadError) as info:
+        L.load_fs("/non/existent/dir")
+    assert "/non/existent/dir" in str(info.value)
+    with pytest.raises(LoadError):
+        L.load_file("/non/existent/file.yaml")
+    with pytest.raises(LoadError):
+        L.load_fs(VALID_FS / "etcd.yaml")
+
+
+def test_other_fbc_dirs_load():
+    for d in ("alpha/action/testdata/foo-index-v0.2.0-declcfg", "alpha/action/testdata/index-declcfgs/latest",
+              "test/e2e/testdata/test-configs/prometheus"):
+        cfg = L.load(require_data(OPM_TESTDATA / d))
+        assert cfg.packages, d
+
+
+def test_json_stream_of_concatenated_objects():
+    data = b'{"schema":"olm.package","name":"a"}\n  {"schema": "olm.channel", "package": "a", "name": "s", "entries": []}{"schema":"x.y"}'
+    cfg = L.load_bytes(data)
+    assert cfg.packages == [{"schema": "olm.package", "name": "a"}]
+    assert cfg.channels == [{"schema": "olm.channel", "name": "s", "package": "a", "entries": []}]
+    assert cfg.others == [{"schema": "x.y"}]
+
+
+def test_yaml_multi_doc_and_separators():
+    data = "---\nschema: olm.package\nname: a\n--- # comment\nschema: olm.channel\npackage: a\nname: s\n---\n"
+    cfg = L.load_bytes(data)
+    assert len(cfg.packages) == 1 and len(cfg.channels) == 1
+    with pytest.raises(LoadError) as info:
+        L.load_bytes("---\nschema: olm.package\n--- {a: 1}\n")
+    assert "invalid Yaml document separator: {a: 1}" in str(info.value)
+
+
+def test_empty_and_comment_only_documents():
+    assert L.load_bytes("").is_empty()
+    assert L.load_bytes("---\n").is_empty()
+    with pytest.raises(LoadError) as info:
+        L.load_bytes("---\n# just a comment\n---\nschema: olm.package\nname: a\n")
+    assert "object 'null\n' is missing root schema field" in str(info.value)
+
+
+def test_case_insensitive_meta_keys_and_typed_fields():
+    cfg = L.load_bytes('{"Schema": "olm.package", "NAME": "a", "DefaultChannel": "s", "unknown": 1}')
+    assert cfg.packages == [{"schema": "olm.package", "name": "a", "defaultChannel": "s"}]
+    cfg = L.load_bytes('{"SCHEMA": "custom", "Package": "a", "x": 1}')
+    assert cfg.others == [{"Package": "a", "SCHEMA": "custom", "x": 1}]
+
+
+def test_duplicate_folded_keys():
+    with pytest.raises(LoadError) as info:
+        L.load_bytes('{"schema": "olm.package", "Schema": "olm.package"}')
+    assert 'duplicate keys for key "schema": [Schema schema]' in str(info.value)
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("1", "got %!t(float64=1): 1"),
+    ("true", "got true: true"),
+    ("null", "got %!t(<nil>): <nil>"),
+    ('["a"]', "got %!t([]interface {}=[a]): [a]"),
+])
+def test_non_string_meta_value(value, expected):
+    with pytest.raises(LoadError) as info:
+        L.load_bytes('{"schema": %s}' % value)
+    assert 'expected value for key "schema" to be a string, ' + expected in str(info.value)
+
+
+def test_numbers_behave_like_go_float64_and_keys_are_sorted():
+    cfg = L.load_bytes('{"schema": "x", "b": 1.0, "a": {"z": 1e3, "y": 0.5, "big": 12345678901234567890}}')
+    other = cfg.others[0]
+    assert list(other) == ["a", "b", "schema"]
+    assert list(other["a"]) == ["big", "y", "z"]
+    assert other["b"] == 1 and isinstance(other["b"], int)
+    assert other["a"]["z"] == 1000 and other["a"]["y"] == 0.5
+    assert other["a"]["big"] == 12345678901234567168  # float64 rounding, as opm
+
+
+def test_yaml_scalars_follow_go_yaml_v2():
+    cfg = L.load_bytes("schema: x\nts: 2026-02-09T13:23:51Z\nd: 2026-02-09\ny: y\nn: N\nnum: 0x1F\nf: 1.50\nv: {a: on, b: n}\n")
+    o = cfg.others[0]
+    assert o["ts"] == "2026-02-09T13:23:51Z" and o["d"] == "2026-02-09"
+    assert o["true"] is True and o["false"] is False  # keys y/n/on are booleans too (go-yaml v2)
+    assert o["v"] == {"a": True, "b": False}
+    assert o["num"] == 31 and o["f"] == 1.5
+
+
+def test_icon_base64_is_normalised_and_validated():
+    cfg = L.load_bytes('{"schema":"olm.package","name":"a","icon":{"base64data":"PHN2\\nZz4=","mediatype":"image/svg+xml"}}')
+    assert cfg.packages[0]["icon"]["base64data"] == "PHN2Zz4="
+    with pytest.raises(LoadError) as info:
+        L.load_bytes('{"schema":"olm.package","name":"a","icon":{"base64data":"***","mediatype":"x"}}')
+    assert "parse package: illegal base64 data at input byte" in str(info.value)
+
+
+def test_bundle_object_must_be_base64():
+    doc = {"schema": "olm.bundle", "name": "b", "package": "p", "properties": [{"type": "olm.bundle.object", "value": {"data": "%%%"}}]}
+    with pytest.raises(LoadError) as info:
+        L.load_bytes(json.dumps(doc))
+    assert ('read bundle objects: package "p", bundle "b": parse property at index 0 as bundle object: illegal base64 data'
+            in str(info.value))
+
+
+def test_property_without_value_is_kept_missing():
+    cfg = L.load_bytes('{"schema":"olm.bundle","name":"b","properties":[{"type":"olm.foo"},{"type":"t","value":null}]}')
+    assert cfg.bundles[0]["properties"] == [{"type": "olm.foo"}, {"type": "t", "value": None}]
+
+
+def test_typed_decode_errors_name_the_object():
+    with pytest.raises(LoadError) as info:
+        L.load_bytes('{"schema":"olm.channel","name":"c","entries":[{"name":5}]}')
+    assert 'olm.channel "c": parse channel: json: cannot unmarshal number into Go struct field Channel.entries.name of type string' in str(info.value)
+
+
+def _tree(tmp_path, files):
+    for rel, content in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content)
+    return tmp_path
+
+
+PKG = '{"schema":"olm.package","name":"%s"}'
+
+
+def test_indexignore_nested_and_negation(tmp_path):
+    root = _tree(tmp_path, {
+        ".indexignore": "*.md\n# comment\n\nsub/skipped.json\n",
+        "a.json": PKG % "a",
+        "README.md": "not fbc",
+        "sub/skipped.json": PKG % "skipped",
+        "sub/b.json": PKG % "b",
+        "sub/.indexignore": "*.txt\n!keep.txt\n",
+        "sub/notes.txt": "nope",
+        "sub/keep.txt": PKG % "keep",
+        "sub/deeper/x.txt": "nope",
+        "other/notes.txt": PKG % "other-txt",
+    })
+    files = L.list_catalog_files(root)
+    assert files == ["a.json", "other/notes.txt", "sub/b.json", "sub/keep.txt"]
+    names = sorted(p["name"] for p in L.load_fs(root).packages)
+    assert names == ["a", "b", "keep", "other-txt"]
+
+
+def test_indexignore_glob_patterns(tmp_path):
+    root = _tree(tmp_path, {
+        ".indexignore": "/top.json\n**/gen/*.json\ndir/\n[ab].yaml\n",
+        "top.json": "x", "keep.json": PKG % "k",
+        "deep/gen/x.json": "x", "gen/y.json": "x",
+        "dir/z.json": "x",
+        "a.yaml": "x", "c.yaml": "schema: olm.package\nname: c\n",
+    })
+    assert L.list_catalog_files(root) == ["c.yaml", "keep.json"]
+
+
+def test_alias_budget_allows_small_aliases():
+    cfg = L.load_bytes("schema: x\nbase: &b {k: v}\nuse: *b\n")
+    assert cfg.others[0]["use"] == {"k": "v"}

@@ -1,0 +1,66 @@
+# Fixtures for the kubernetes.core adapter tests (plugins/module_utils/k8s).
+import os
+
+import pytest
+import yaml
+
+AUTH_ENV_PREFIX = "K8S_AUTH_"
+
+
+@pytest.fixture(autouse=True)
+def clean_k8s_env(monkeypatch):
+    """No K8S_AUTH_* / KUBECONFIG leaking in from the developer's shell, and a pristine default client config."""
+    for name in list(os.environ):
+        if name.startswith(AUTH_ENV_PREFIX) or name == "KUBECONFIG":
+            monkeypatch.delenv(name, raising=False)
+    kubernetes = pytest.importorskip("kubernetes")
+    saved = kubernetes.client.Configuration._default
+    kubernetes.client.Configuration._default = None
+    yield
+    kubernetes.client.Configuration._default = saved
+
+
+@pytest.fixture
+def kubeconfig_file(tmp_path):
+    """A kubeconfig with two clusters/contexts (token auth, no network needed to load it)."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "alpha", "cluster": {"server": "https://127.0.0.1:6443", "insecure-skip-tls-verify": True}},
+            {"name": "beta", "cluster": {"server": "https://127.0.0.2:7443", "insecure-skip-tls-verify": True}},
+        ],
+        "users": [
+            {"name": "alpha-admin", "user": {"token": "alpha-token"}},
+            {"name": "beta-admin", "user": {"token": "beta-token"}},
+        ],
+        "contexts": [
+            {"name": "alpha", "context": {"cluster": "alpha", "user": "alpha-admin", "namespace": "default"}},
+            {"name": "beta", "context": {"cluster": "beta", "user": "beta-admin"}},
+        ],
+        "current-context": "alpha",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+class FakeModule:
+    """The subset of AnsibleK8SModule that kubernetes.core's client code uses."""
+
+    def __init__(self, params=None, check_mode=False):
+        from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import auth_argspec
+
+        self.params = {name: None for name in auth_argspec()}
+        self.params.update(params or {})
+        self.check_mode = check_mode
+        self.server_side_dry_run = check_mode
+        self.required = []
+
+    def requires(self, dependency, minimum=None, reason=None):
+        self.required.append((dependency, minimum, reason))
+
+
+@pytest.fixture
+def fake_module():
+    return FakeModule

@@ -1,0 +1,172 @@
+"""Auth resolution (params, K8S_AUTH_* env, kubeconfig contexts), server-side dry run and discovery refresh."""
+
+from unittest import mock
+
+import pytest
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as core_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import client as kf_client
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError
+
+
+def test_kubeconfig_from_env_uses_current_context(monkeypatch, kubeconfig_file, fake_module):
+    monkeypatch.setenv("K8S_AUTH_KUBECONFIG", kubeconfig_file)
+    configuration, headers = kf_client.build_configuration(fake_module())
+    assert configuration.host == "https://127.0.0.1:6443"
+    assert "Bearer alpha-token" in configuration.api_key.values()
+    assert headers == {}
+
+
+def test_context_from_env_selects_cluster(monkeypatch, kubeconfig_file, fake_module):
+    monkeypatch.setenv("K8S_AUTH_KUBECONFIG", kubeconfig_file)
+    monkeypatch.setenv("K8S_AUTH_CONTEXT", "beta")
+    configuration, _headers = kf_client.build_configuration(fake_module())
+    assert configuration.host == "https://127.0.0.2:7443"
+    assert "Bearer beta-token" in configuration.api_key.values()
+
+
+def test_params_win_over_env(monkeypatch, kubeconfig_file, fake_module, tmp_path):
+    monkeypatch.setenv("K8S_AUTH_KUBECONFIG", str(tmp_path / "does-not-exist"))
+    monkeypatch.setenv("K8S_AUTH_CONTEXT", "alpha")
+    module = fake_module({"kubeconfig": kubeconfig_file, "context": "beta"})
+    configuration, _headers = kf_client.build_configuration(module)
+    assert configuration.host == "https://127.0.0.2:7443"
+
+
+def test_kubeconfig_as_dict(kubeconfig_file, fake_module):
+    import yaml
+
+    with open(kubeconfig_file) as handle:
+        config = yaml.safe_load(handle)
+    configuration, _headers = kf_client.build_configuration(fake_module({"kubeconfig": config, "context": "beta"}))
+    assert configuration.host == "https://127.0.0.2:7443"
+
+
+def test_host_and_token_from_env_skip_kubeconfig(monkeypatch, fake_module):
+    # AWX's bearer token credential: host + token (+ CA, verify flag) only, no kubeconfig anywhere.
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+    monkeypatch.setenv("K8S_AUTH_HOST", "https://api.example.test:6443/")
+    monkeypatch.setenv("K8S_AUTH_API_KEY", "sha256~secret")
+    monkeypatch.setenv("K8S_AUTH_VERIFY_SSL", "no")
+    configuration, _headers = kf_client.build_configuration(fake_module())
+    assert configuration.host == "https://api.example.test:6443"
+    assert configuration.api_key == {"authorization": "Bearer sha256~secret"}
+    assert configuration.verify_ssl is False
+
+
+@pytest.mark.parametrize("value,expected", [("true", True), ("1", True), ("yes", True), ("false", False), ("0", False)])
+def test_validate_certs_env_alias_names(monkeypatch, fake_module, value, expected):
+    monkeypatch.setenv("K8S_AUTH_HOST", "https://127.0.0.1:6443")
+    monkeypatch.setenv("K8S_AUTH_API_KEY", "t")
+    monkeypatch.setenv("K8S_AUTH_VALIDATE_CERTS", value)
+    configuration, _headers = kf_client.build_configuration(fake_module())
+    assert configuration.verify_ssl is expected
+
+
+def test_impersonation_from_env_and_params(monkeypatch, kubeconfig_file, fake_module):
+    monkeypatch.setenv("K8S_AUTH_KUBECONFIG", kubeconfig_file)
+    monkeypatch.setenv("K8S_AUTH_IMPERSONATE_USER", "system:admin")
+    monkeypatch.setenv("K8S_AUTH_IMPERSONATE_GROUPS", "g1,,g2")
+    _configuration, headers = kf_client.build_configuration(fake_module())
+    assert headers == {"Impersonate-User": "system:admin", "Impersonate-Group": ["g1", "g2"]}
+    _configuration, headers = kf_client.build_configuration(fake_module({"impersonate_user": "bob"}))
+    assert headers["Impersonate-User"] == "bob"
+
+
+def test_proxy_and_no_proxy_from_env(monkeypatch, kubeconfig_file, fake_module):
+    monkeypatch.setenv("K8S_AUTH_KUBECONFIG", kubeconfig_file)
+    monkeypatch.setenv("K8S_AUTH_PROXY", "http://proxy.test:3128")
+    monkeypatch.setenv("K8S_AUTH_NO_PROXY", "127.0.0.1,localhost")
+    configuration, _headers = kf_client.build_configuration(fake_module())
+    assert configuration.proxy == "http://proxy.test:3128"
+    assert configuration.no_proxy == "127.0.0.1,localhost"
+
+
+def test_unknown_context_is_a_kubeforge_error(kubeconfig_file, fake_module):
+    with pytest.raises(KubeforgeError, match="configuration"):
+        kf_client.build_configuration(fake_module({"kubeconfig": kubeconfig_file, "context": "nope"}))
+
+
+@pytest.mark.parametrize("dry_run,expected", [(True, {"a": 1, "dry_run": "All"}), (False, {"a": 1})])
+def test_dry_run_params_is_pure(dry_run, expected):
+    params = {"a": 1}
+    assert kf_client.dry_run_params(dry_run, params) == expected
+    assert params == {"a": 1}
+
+
+@pytest.mark.parametrize("check_mode", [True, False])
+def test_get_client_enables_server_side_dry_run_in_check_mode(monkeypatch, kubeconfig_file, fake_module, check_mode):
+    dynamic = mock.Mock(name="dynamic-client")
+    monkeypatch.setattr(core_client, "create_api_client", lambda configuration, **headers: dynamic)
+    client = kf_client.get_client(fake_module({"kubeconfig": kubeconfig_file}, check_mode=check_mode))
+    assert isinstance(client, K8SClient)
+    assert client.client is dynamic
+    assert kf_client.is_dry_run(client) is check_mode
+    assert kf_client.dynamic_client(client) is dynamic
+
+    resource = mock.Mock(name="resource")
+    client.create(resource, {"metadata": {"name": "x"}}, namespace="ns")
+    client.patch(resource, {"spec": {}}, name="x", namespace="ns")
+    client.delete(resource, name="x", namespace="ns")
+    client.get(resource, name="x", namespace="ns")
+    for call in (resource.create, resource.patch, resource.delete):
+        kwargs = call.call_args.kwargs
+        assert (kwargs.get("dry_run") == "All") is check_mode
+    assert "dry_run" not in resource.get.call_args.kwargs
+
+
+def test_get_client_wraps_config_errors(fake_module, tmp_path):
+    with pytest.raises(KubeforgeError):
+        kf_client.get_client(fake_module({"kubeconfig": str(tmp_path / "missing")}))
+
+
+class FakeDiscoverer:
+    def __init__(self, known_after_refresh=True):
+        self.known = False
+        self.known_after_refresh = known_after_refresh
+        self.invalidations = 0
+
+    def get(self, **kwargs):
+        if not self.known:
+            raise ResourceNotFoundError(f"No matches found for {kwargs}")
+        return ("resource", kwargs["api_version"], kwargs["kind"])
+
+    def invalidate_cache(self):
+        self.invalidations += 1
+        self.known = self.known_after_refresh
+
+
+def test_find_resource_refreshes_discovery_once_on_miss():
+    dyn = mock.Mock()
+    dyn.resources = FakeDiscoverer()
+    assert kf_client.find_resource(dyn, "CatalogSource", "operators.coreos.com/v1alpha1") == (
+        "resource",
+        "operators.coreos.com/v1alpha1",
+        "CatalogSource",
+    )
+    assert dyn.resources.invalidations == 1
+
+
+def test_find_resource_gives_up_after_one_refresh():
+    dyn = mock.Mock()
+    dyn.resources = FakeDiscoverer(known_after_refresh=False)
+    with pytest.raises(KubeforgeError, match="Failed to find exact match for example.com/v1.Widget"):
+        kf_client.find_resource(dyn, "Widget", "example.com/v1")
+    assert dyn.resources.invalidations == 1
+
+
+def test_find_resource_without_refresh():
+    dyn = mock.Mock()
+    dyn.resources = FakeDiscoverer()
+    with pytest.raises(KubeforgeError):
+        kf_client.find_resource(dyn, "Widget", "example.com/v1", refresh_on_miss=False)
+    assert dyn.resources.invalidations == 0
+
+
+def test_invalidate_discovery_cache_through_k8sclient():
+    dyn = mock.Mock()
+    client = K8SClient(configuration=None, client=dyn)
+    kf_client.invalidate_discovery_cache(client)
+    dyn.resources.invalidate_cache.assert_called_once_with()

@@ -1,0 +1,126 @@
+"""KubeforgeModule (argspec composition, lazy client, run/exit/fail) and failure_from_exception."""
+
+from unittest import mock
+
+import pytest
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from kubernetes.client.rest import ApiException
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import module as kf_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import AUTH_OPTION_NAMES
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError, ResourceTimeoutError
+
+
+class Exited(Exception):
+    def __init__(self, kind, kwargs):
+        super().__init__(kind)
+        self.kind = kind
+        self.kwargs = kwargs
+
+
+class FakeAnsibleModule:
+    """Stands in for AnsibleModule: records the constructor kwargs, raises on exit/fail."""
+
+    def __init__(self, **kwargs):
+        self.init_kwargs = kwargs
+        self.params = {name: None for name in kwargs["argument_spec"]}
+        self.check_mode = False
+        self._diff = False
+        self._name = "fake"
+        self.warnings = []
+
+    def warn(self, msg):
+        self.warnings.append(msg)
+
+    def exit_json(self, **kwargs):
+        raise Exited("exit", kwargs)
+
+    def fail_json(self, **kwargs):
+        raise Exited("fail", kwargs)
+
+
+def make(**kwargs):
+    return kf_module.KubeforgeModule(module_class=FakeAnsibleModule, **kwargs)
+
+
+def test_argspec_includes_auth_and_optionally_wait():
+    module = make(argument_spec={"name": {"required": True}}, wait=True, supports_check_mode=True)
+    spec = module._module.init_kwargs["argument_spec"]
+    assert set(AUTH_OPTION_NAMES) <= set(spec)
+    assert {"name", "wait", "wait_timeout"} <= set(spec)
+    assert module._module.init_kwargs["supports_check_mode"] is True
+    assert "wait" not in make(argument_spec={})._module.init_kwargs["argument_spec"]
+
+
+def test_client_is_created_once_with_the_module(monkeypatch):
+    created = []
+    monkeypatch.setattr(kf_module, "get_client", lambda module: created.append(module) or "client")
+    module = make()
+    assert module.client == "client" and module.client == "client"
+    assert created == [module]
+
+
+def test_dry_run_follows_check_mode():
+    module = make()
+    assert module.dry_run is False
+    module._module.check_mode = True
+    assert module.dry_run is True
+
+
+def test_run_exits_with_result():
+    with pytest.raises(Exited) as info:
+        make().run(lambda m: {"changed": True, "result": {"a": 1}})
+    assert info.value.kind == "exit"
+    assert info.value.kwargs == {"changed": True, "result": {"a": 1}}
+
+
+def test_run_maps_timeout_to_failure_with_partial_result():
+    def execute(module):
+        raise ResourceTimeoutError("Timed out", last_object={"status": {"phase": "Installing"}}, duration=3.5)
+
+    with pytest.raises(Exited) as info:
+        make().run(execute)
+    out = info.value.kwargs
+    assert info.value.kind == "fail"
+    assert out["msg"] == "Timed out"
+    assert out["result"] == {"status": {"phase": "Installing"}}
+    assert out["duration"] == 3.5
+    assert "ResourceTimeoutError" in out["exception"]
+
+
+def test_failure_from_api_exception():
+    error = ApiException(status=409, reason="Conflict")
+    error.body = '{"kind": "Status", "message": "the object has been modified"}'
+    failure = kf_module.failure_from_exception(error)
+    assert failure["msg"] == "the object has been modified"
+    assert failure["status"] == 409 and failure["reason"] == "Conflict"
+
+
+@pytest.mark.parametrize("exc", [KubeforgeError("boom", status=500), CoreException("boom"), ValueError("boom")])
+def test_failure_from_other_exceptions(exc):
+    failure = kf_module.failure_from_exception(exc)
+    assert failure["msg"] == "boom"
+    assert "reason" not in failure
+
+
+def test_fail_from_exception_works_on_plain_modules():
+    plain = mock.Mock()
+    kf_module.fail_from_exception(plain, KubeforgeError("nope", result={"changed": False}))
+    kwargs = plain.fail_json.call_args.kwargs
+    assert kwargs["msg"] == "nope" and kwargs["changed"] is False
+
+
+def test_wait_for_skips_in_check_mode_and_without_wait(monkeypatch):
+    calls = []
+    monkeypatch.setattr(kf_module, "watch_until", lambda *a: calls.append(a) or {"ok": True})
+    monkeypatch.setattr(kf_module, "get_client", lambda module: "client")
+    module = make(wait=True)
+    module._module.params.update(wait=True, wait_timeout=7)
+    assert module.wait_for("v1", "Pod", "p", "ns", bool) == (True, {"ok": True})
+    assert calls == [("client", "v1", "Pod", "p", "ns", bool, 7)]
+    module._module.check_mode = True
+    assert module.wait_for("v1", "Pod", "p", "ns", bool) == (False, None)
+    module._module.check_mode = False
+    module._module.params["wait"] = False
+    assert module.wait_for("v1", "Pod", "p", "ns", bool) == (False, None)
+    assert len(calls) == 1

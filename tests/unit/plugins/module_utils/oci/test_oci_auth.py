@@ -1,0 +1,119 @@
+import base64
+import json
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import (
+    Credentials,
+    credentials_from_config,
+    default_docker_config_path,
+    load_docker_config,
+    parse_www_authenticate,
+    pick_challenge,
+    resolve_credentials,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import DockerConfigError, redact
+
+
+@pytest.mark.parametrize("header,expected", [
+    ('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/busybox:pull"',
+     [("bearer", {"realm": "https://auth.docker.io/token", "service": "registry.docker.io",
+                  "scope": "repository:library/busybox:pull"})]),
+    ('Basic realm="Registry Realm"', [("basic", {"realm": "Registry Realm"})]),
+    ('basic realm=unquoted', [("basic", {"realm": "unquoted"})]),
+    ('Bearer realm="https://q/t", scope="repository:a:pull,push repository:b:pull"',
+     [("bearer", {"realm": "https://q/t", "scope": "repository:a:pull,push repository:b:pull"})]),
+    ('Basic realm="a \\"quoted\\", realm"', [("basic", {"realm": 'a "quoted", realm'})]),
+    ('Negotiate abc==, Basic realm="x"', [("negotiate", {"token68": "abc=="}), ("basic", {"realm": "x"})]),
+    ('Basic realm="r", Bearer realm="t",error="invalid_token"',
+     [("basic", {"realm": "r"}), ("bearer", {"realm": "t", "error": "invalid_token"})]),
+    ("", []),
+    ("Bearer", [("bearer", {})]),
+])
+def test_parse_www_authenticate(header, expected):
+    assert parse_www_authenticate(header) == expected
+
+
+def test_pick_challenge_prefers_bearer():
+    assert pick_challenge('Basic realm="r", Bearer realm="t"')[0] == "bearer"
+    assert pick_challenge('Basic realm="r"') == ("basic", {"realm": "r"})
+    assert pick_challenge("Negotiate abc") is None
+
+
+def _b64(s):
+    return base64.b64encode(s.encode()).decode()
+
+
+def test_config_auth_entry_and_url_keys():
+    cfg = {"auths": {
+        "https://quay.io": {"auth": _b64("robot+x:pa:ss")},
+        "registry.example.com:5000": {"username": "u", "password": "p"},
+        "https://index.docker.io/v1/": {"auth": _b64("hub:hubpw")},
+        "ghcr.io": {"auth": _b64("g:gp"), "email": "x@example.com"},
+    }}
+    assert credentials_from_config(cfg, "quay.io") == Credentials("robot+x", "pa:ss")
+    assert credentials_from_config(cfg, "registry.example.com:5000") == Credentials("u", "p")
+    assert credentials_from_config(cfg, "docker.io") == Credentials("hub", "hubpw")
+    assert credentials_from_config(cfg, "ghcr.io") == Credentials("g", "gp")
+    assert credentials_from_config(cfg, "registry.example.com") is None
+    assert credentials_from_config({}, "quay.io") is None
+    assert credentials_from_config({"auths": {"quay.io": {}}}, "quay.io") is None
+
+
+def test_config_auth_unpadded_base64():
+    raw = _b64("user:pw1").rstrip("=")
+    assert credentials_from_config({"auths": {"q.io": {"auth": raw}}}, "q.io") == Credentials("user", "pw1")
+
+
+def test_config_bad_auth_does_not_leak():
+    secret = "not-base64!!secret"
+    with pytest.raises(DockerConfigError) as info:
+        credentials_from_config({"auths": {"q.io": {"auth": secret}}}, "q.io", source="/x/config.json")
+    assert secret not in str(info.value) and "/x/config.json" in str(info.value)
+    with pytest.raises(DockerConfigError):
+        credentials_from_config({"auths": {"q.io": {"auth": _b64("nocolon")}}}, "q.io")
+
+
+def test_load_and_resolve(tmp_path, monkeypatch):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"auths": {"127.0.0.1:5000": {"auth": _b64("a:b")}}, "credsStore": "desktop"}))
+    assert load_docker_config(str(path))["credsStore"] == "desktop"
+    assert resolve_credentials("127.0.0.1:5000", docker_config=str(path)) == Credentials("a", "b")
+    # explicit wins
+    assert resolve_credentials("127.0.0.1:5000", "x", "y", docker_config=str(path)) == Credentials("x", "y")
+    # default location from DOCKER_CONFIG
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    assert default_docker_config_path() == str(path)
+    assert resolve_credentials("127.0.0.1:5000") == Credentials("a", "b")
+    monkeypatch.delenv("DOCKER_CONFIG")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_docker_config_path() == str(tmp_path / "home" / ".docker" / "config.json")
+    assert resolve_credentials("127.0.0.1:5000") is None  # missing default file is fine
+    with pytest.raises(DockerConfigError, match="does not exist"):
+        resolve_credentials("127.0.0.1:5000", docker_config=str(tmp_path / "nope.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"auths": {"q": {"auth": "c2VjcmV0')
+    with pytest.raises(DockerConfigError) as info:
+        load_docker_config(str(bad))
+    assert "c2VjcmV0" not in str(info.value)
+
+
+def test_credentials_repr_hides_password():
+    c = Credentials("me", "hunter2-very-secret")
+    assert "hunter2" not in repr(c) and "hunter2" not in str(c) and "me" in repr(c)
+    assert c.basic_header() == "Basic " + _b64("me:hunter2-very-secret")
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("Authorization: Bearer abcdefghijklmnop", "abcdefghijklmnop"),
+    ("header Basic dXNlcjpwYXNzd29yZA== sent", "dXNlcjpwYXNzd29yZA=="),
+    ('{"token": "eyJhbGciOi.abc.def"}', "eyJhbGciOi.abc.def"),
+    ("https://user:pw@example.com/v2/", "pw"),
+    ("access_token=xyz123&expires=3", "xyz123"),
+])
+def test_redact_patterns(text, secret):
+    assert secret not in redact(text)
+
+
+def test_redact_literal_secrets():
+    assert redact("the password is pa55 here", ["pa55"]) == "the password is <redacted> here"

@@ -1,0 +1,280 @@
+"""RegistryClient against an in-process fake registry with a Bearer token realm (plain HTTP on 127.0.0.1)."""
+
+import base64
+import hashlib
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
+    OCI_INDEX,
+    OCI_MANIFEST,
+    RegistryClient,
+    select_platform,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import (
+    AuthenticationError,
+    DigestMismatchError,
+    PlatformNotFoundError,
+    RegistryConnectionError,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_catalog_image, push_image
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_image
+
+USER, PASSWORD = "alice", "Wonderland-Pa55"
+
+
+class FakeRegistry:
+    def __init__(self):
+        self.manifests = {}  # (repo, ref) -> (bytes, media_type)
+        self.blobs = {}  # digest -> bytes
+        self.repo_blobs = set()  # (repo, digest)
+        self.tokens = {}  # token -> scopes
+        self.token_requests = []
+        self.corrupt = set()
+        self.redirect_blobs = False
+        self.leaked_auth = []
+        self.uploads = {}
+        self.mounts = 0
+
+
+def make_handler(reg):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def _send(self, code, body=b"", headers=None):
+            self.send_response(code)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _body(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(n) if n else b""
+
+        def _authorized(self, scope):
+            auth = self.headers.get("Authorization") or ""
+            tok = auth[7:] if auth.startswith("Bearer ") else None
+            if tok in reg.tokens and (not scope or any(s.startswith(scope) for s in reg.tokens[tok])):
+                return True
+            host = "127.0.0.1:%d" % self.server.server_address[1]
+            chal = 'Bearer realm="http://%s/token",service="fake-registry"' % host
+            if scope:
+                chal += ',scope="%s"' % scope
+            self._send(401, json.dumps({"errors": [{"code": "UNAUTHORIZED", "message": "authentication required"}]})
+                       .encode(), {"WWW-Authenticate": chal, "Content-Type": "application/json"})
+            return False
+
+        def handle_one(self):
+            url = urlsplit(self.path)
+            q = parse_qs(url.query)
+            if url.path == "/token":
+                reg.token_requests.append({k: v for k, v in q.items()})
+                if self.headers.get("Authorization") != "Basic " + base64.b64encode(
+                        ("%s:%s" % (USER, PASSWORD)).encode()).decode():
+                    return self._send(401, b'{"details":"incorrect username or password"}')
+                tok = "tok-%d-%s" % (len(reg.tokens), hashlib.sha1(url.query.encode()).hexdigest()[:8])
+                reg.tokens[tok] = q.get("scope", [])
+                return self._send(200, json.dumps({"token": tok, "expires_in": 300}).encode(),
+                                  {"Content-Type": "application/json"})
+            if url.path.startswith("/storage/"):
+                if self.headers.get("Authorization"):
+                    reg.leaked_auth.append(url.path)
+                digest = url.path.rsplit("/", 1)[1]
+                return self._send(200, reg.blobs[digest])
+            if url.path == "/v2/":
+                if self._authorized(None):
+                    self._send(200, b"{}", {"Docker-Distribution-API-Version": "registry/2.0"})
+                return
+            m = re.match(r"^/v2/(.+)/(manifests|blobs)/(.+)$", url.path)
+            if not m:
+                return self._send(404)
+            repo, kind, ref = m.groups()
+            write = self.command in ("PUT", "POST", "PATCH")
+            if not self._authorized("repository:%s:%s" % (repo, "pull,push" if write else "pull")):
+                return
+            if kind == "manifests":
+                if self.command == "PUT":
+                    body = self._body()
+                    d = "sha256:" + hashlib.sha256(body).hexdigest()
+                    mt = self.headers.get("Content-Type")
+                    reg.manifests[(repo, ref)] = (body, mt)
+                    reg.manifests[(repo, d)] = (body, mt)
+                    return self._send(201, b"", {"Docker-Content-Digest": d})
+                if (repo, ref) not in reg.manifests:
+                    return self._send(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}')
+                body, mt = reg.manifests[(repo, ref)]
+                return self._send(200, body, {"Content-Type": mt,
+                                              "Docker-Content-Digest": "sha256:" + hashlib.sha256(body).hexdigest()})
+            if ref == "uploads/":
+                mount, frm = q.get("mount", [None])[0], q.get("from", [None])[0]
+                if mount and (frm, mount) in reg.repo_blobs:
+                    reg.repo_blobs.add((repo, mount))
+                    reg.mounts += 1
+                    return self._send(201, b"", {"Location": "/v2/%s/blobs/%s" % (repo, mount)})
+                uid = "u%d" % len(reg.uploads)
+                reg.uploads[uid] = repo
+                return self._send(202, b"", {"Location": "/v2/%s/blobs/uploads/%s?_state=abc" % (repo, uid)})
+            if ref.startswith("uploads/") and self.command == "PUT":
+                body = self._body()
+                digest = q["digest"][0]
+                if "sha256:" + hashlib.sha256(body).hexdigest() != digest:
+                    return self._send(400, b'{"errors":[{"code":"DIGEST_INVALID"}]}')
+                reg.blobs[digest] = body
+                reg.repo_blobs.add((repo, digest))
+                return self._send(201, b"", {"Docker-Content-Digest": digest})
+            if (repo, ref) not in reg.repo_blobs:
+                return self._send(404, b'{"errors":[{"code":"BLOB_UNKNOWN"}]}')
+            if reg.redirect_blobs and self.command == "GET":
+                return self._send(307, b"", {"Location": "/storage/%s" % ref})
+            data = reg.blobs[ref]
+            if ref in reg.corrupt:
+                data = data[:-1] + bytes([data[-1] ^ 1])
+            return self._send(200, data, {"Docker-Content-Digest": ref})
+
+        do_GET = do_HEAD = do_PUT = do_POST = handle_one
+
+    return Handler
+
+
+@pytest.fixture
+def fake():
+    reg = FakeRegistry()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(reg))
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    t.start()
+    reg.host = "127.0.0.1:%d" % server.server_address[1]
+    yield reg
+    server.shutdown()
+    server.server_close()
+    t.join(5)
+
+
+@pytest.fixture
+def fbc(tmp_path):
+    d = tmp_path / "fbc" / "pkg"
+    d.mkdir(parents=True)
+    (d / "catalog.yaml").write_text("schema: olm.package\nname: pkg\n")
+    return str(tmp_path / "fbc")
+
+
+def _client(fake, password=PASSWORD):
+    return RegistryClient(fake.host, credentials=Credentials(USER, password), plain_http=True)
+
+
+def test_bearer_flow_push_pull(fake, fbc, tmp_path):
+    client = _client(fake)
+    assert client.ping() == "registry/2.0"
+    image = build_catalog_image(fbc)
+    ref = "%s/team/catalog:v1" % fake.host
+    assert push_image(client, ref, image) == (True, {"exists": 0, "mounted": 0, "uploaded": 2, "copied": 0})
+    assert push_image(client, ref, image)[0] is False
+    scopes = {s for r in fake.token_requests for s in r.get("scope", [])}
+    assert "repository:team/catalog:pull,push" in scopes
+    assert all(r.get("service") == ["fake-registry"] for r in fake.token_requests)
+    # tokens are cached per scope: far fewer token requests than registry requests
+    assert len(fake.token_requests) <= 4
+    fake.redirect_blobs = True
+    pulled = pull_image(ref, str(tmp_path / "out"), client=_client(fake))
+    assert pulled.digest == image.digest
+    assert (tmp_path / "out" / "configs" / "pkg" / "catalog.yaml").read_text() == "schema: olm.package\nname: pkg\n"
+    assert fake.leaked_auth == []  # Authorization is not forwarded on redirects
+
+
+def test_cross_repo_mount_with_bearer(fake, fbc):
+    client = _client(fake)
+    image = build_catalog_image(fbc)
+    push_image(client, "%s/a/one:v1" % fake.host, image)
+    status = client.upload_blob("b/two", image.layer.data, image.layer.digest, mount_from="a/one")
+    assert status == "mounted" and fake.mounts == 1
+    assert client.upload_blob("b/two", image.layer.data, image.layer.digest) == "exists"
+    assert any("repository:a/one:pull" in r.get("scope", []) for r in fake.token_requests)
+
+
+def test_bad_password_at_token_realm(fake):
+    bad = "Bad-Pa55-not-right"
+    client = _client(fake, password=bad)
+    with pytest.raises(AuthenticationError) as info:
+        client.get_manifest("team/catalog", "v1")
+    msg = str(info.value)
+    assert "credentials rejected" in msg and fake.host in msg and "401" in msg
+    assert bad not in msg and bad not in repr(info.value)
+    assert base64.b64encode(("%s:%s" % (USER, bad)).encode()).decode() not in msg
+
+
+def test_token_never_in_error(fake, fbc):
+    client = _client(fake)
+    with pytest.raises(Exception) as info:
+        client.get_manifest("team/missing", "v1")
+    assert "404" in str(info.value) and "team/missing" in str(info.value)
+    for tok in fake.tokens:
+        assert tok not in str(info.value) and tok not in repr(info.value)
+
+
+def test_blob_digest_verified(fake, fbc, tmp_path):
+    client = _client(fake)
+    image = build_catalog_image(fbc)
+    push_image(client, "%s/team/c:v1" % fake.host, image)
+    fake.corrupt.add(image.layer.digest)
+    with pytest.raises(DigestMismatchError, match="digest"):
+        client.get_blob("team/c", image.layer.digest)
+    with pytest.raises(DigestMismatchError):
+        pull_image("%s/team/c:v1" % fake.host, str(tmp_path / "o"), client=client)
+
+
+def test_manifest_digest_verified(fake, fbc):
+    client = _client(fake)
+    fake.manifests[("team/c", "sha256:" + "0" * 64)] = (b'{"schemaVersion":2}', OCI_MANIFEST)
+    with pytest.raises(DigestMismatchError):
+        client.get_manifest("team/c", "sha256:" + "0" * 64)
+
+
+def test_connection_refused_is_clear():
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    client = RegistryClient("127.0.0.1:%d" % port, credentials=Credentials("u", "secret-xyz"), plain_http=True,
+                            timeout=5)
+    with pytest.raises(RegistryConnectionError) as info:
+        client.ping()
+    assert "127.0.0.1:%d" % port in str(info.value) and "secret-xyz" not in str(info.value)
+
+
+def test_basic_over_plain_http_refused_for_remote_hosts():
+    client = RegistryClient("registry.example.com", credentials=Credentials("u", "p"), plain_http=True)
+    with pytest.raises(AuthenticationError, match="plain HTTP"):
+        client._handle_challenge('Basic realm="x"', [], "r", False)
+
+
+INDEX = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
+    {"digest": "sha256:" + "1" * 64, "platform": {"os": "linux", "architecture": "arm", "variant": "v7"}},
+    {"digest": "sha256:" + "2" * 64, "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}},
+    {"digest": "sha256:" + "3" * 64, "platform": {"os": "unknown", "architecture": "unknown"}},
+    {"digest": "sha256:" + "4" * 64, "platform": {"os": "linux", "architecture": "amd64"}},
+]}
+
+
+@pytest.mark.parametrize("platform,expected", [
+    ("linux/amd64", "4"), ("linux/arm64", "2"), ("linux/arm64/v8", "2"), ("linux/arm/v7", "1"),
+])
+def test_select_platform(platform, expected):
+    assert select_platform(INDEX, platform)["digest"] == "sha256:" + expected * 64
+
+
+def test_select_platform_missing():
+    with pytest.raises(PlatformNotFoundError, match="linux/s390x.*available: linux/arm/v7"):
+        select_platform(INDEX, "linux/s390x")

@@ -1,0 +1,151 @@
+import gzip
+import io
+import json
+import os
+import shutil
+import tarfile
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
+    DOCKER_MANIFEST,
+    OCI_MANIFEST,
+    sha256_digest,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import ImageBuildError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
+    CONFIGS_LABEL,
+    build_catalog_image,
+    build_configs_layer,
+    write_oci_layout,
+)
+
+
+def _make_fbc(root, mtime=None):
+    (root / "pkg-b").mkdir(parents=True)
+    (root / "pkg-a" / "nested").mkdir(parents=True)
+    files = {
+        "pkg-b/catalog.yaml": "schema: olm.package\nname: b\n",
+        "pkg-a/catalog.json": '{"schema": "olm.package", "name": "a"}\n',
+        "pkg-a/nested/extra.yaml": "---\nschema: olm.channel\n",
+        "README.md": "# catalog\n",
+    }
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+        if mtime is not None:
+            os.utime(root / rel, (mtime, mtime))
+    return files
+
+
+def test_layer_is_deterministic(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _make_fbc(a, mtime=1000)
+    _make_fbc(b, mtime=2_000_000_000)
+    os.chmod(b / "README.md", 0o600)  # group/other bits are not recorded
+    la, lb = build_configs_layer(str(a)), build_configs_layer(str(b))
+    assert la.digest == lb.digest and la.diff_id == lb.diff_id
+    assert la.digest == build_configs_layer(str(a)).digest
+    assert la.diff_id == sha256_digest(gzip.decompress(la.data))
+    assert la.data[4:8] == b"\x00\x00\x00\x00"  # gzip header mtime 0
+    (b / "README.md").write_text("# changed\n")
+    assert build_configs_layer(str(b)).digest != la.digest
+
+
+def test_layer_entries(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    layer = build_configs_layer(str(tmp_path / "fbc"))
+    with tarfile.open(fileobj=io.BytesIO(layer.data), mode="r:gz") as tar:
+        members = tar.getmembers()
+    names = [m.name for m in members]
+    assert names == ["configs", "configs/README.md", "configs/pkg-a", "configs/pkg-a/catalog.json",
+                     "configs/pkg-a/nested", "configs/pkg-a/nested/extra.yaml", "configs/pkg-b",
+                     "configs/pkg-b/catalog.yaml"]
+    for m in members:
+        assert (m.mtime, m.uid, m.gid, m.uname, m.gname) == (0, 0, 0, "", "")
+        assert m.mode == (0o755 if m.isdir() else 0o644)
+    assert sorted(layer.files) == sorted(["README.md", "pkg-a/catalog.json", "pkg-a/nested/extra.yaml",
+                                          "pkg-b/catalog.yaml"])
+
+
+def test_layer_rejects_escaping_symlink_and_missing_dir(tmp_path):
+    (tmp_path / "fbc").mkdir()
+    os.symlink("/etc/passwd", tmp_path / "fbc" / "evil.yaml")
+    with pytest.raises(ImageBuildError, match="points outside"):
+        build_configs_layer(str(tmp_path / "fbc"))
+    with pytest.raises(ImageBuildError, match="not a directory"):
+        build_configs_layer(str(tmp_path / "missing"))
+
+
+def test_layer_keeps_internal_symlink(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    os.symlink("pkg-b/catalog.yaml", tmp_path / "fbc" / "link.yaml")
+    layer = build_configs_layer(str(tmp_path / "fbc"))
+    with tarfile.open(fileobj=io.BytesIO(layer.data), mode="r:gz") as tar:
+        link = tar.getmember("configs/link.yaml")
+    assert link.issym() and link.linkname == "pkg-b/catalog.yaml"
+
+
+def test_catalog_image_scratch(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    img = build_catalog_image(str(tmp_path / "fbc"), labels={"b": "2", "a": 1, CONFIGS_LABEL: "/elsewhere"})
+    cfg = json.loads(img.config_bytes)
+    assert cfg["config"]["Labels"] == {"a": "1", "b": "2", CONFIGS_LABEL: "/configs"}
+    assert "Entrypoint" not in cfg["config"] and "Cmd" not in cfg["config"]
+    assert cfg["rootfs"] == {"type": "layers", "diff_ids": [img.layer.diff_id]}
+    assert (cfg["os"], cfg["architecture"]) == ("linux", "amd64")
+    assert "created" not in cfg
+    m = json.loads(img.manifest_bytes)
+    assert m["mediaType"] == OCI_MANIFEST and m["config"]["digest"] == sha256_digest(img.config_bytes)
+    assert m["layers"] == [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": img.layer.digest,
+                            "size": img.layer.size}]
+    assert img.digest == sha256_digest(img.manifest_bytes)
+    # same input, same digest; docker format differs
+    assert build_catalog_image(str(tmp_path / "fbc"), labels={"a": "1", "b": "2"}).digest == img.digest
+    d = build_catalog_image(str(tmp_path / "fbc"), manifest_format="docker")
+    assert json.loads(d.manifest_bytes)["mediaType"] == DOCKER_MANIFEST
+    arm = build_catalog_image(str(tmp_path / "fbc"), platform="linux/arm64/v8")
+    assert (arm.config["architecture"], arm.config["variant"]) == ("arm64", "v8")
+    with pytest.raises(ImageBuildError):
+        build_catalog_image(str(tmp_path / "fbc"), manifest_format="v1")
+
+
+def test_catalog_image_on_base():
+    class FakeBase:
+        ref = "quay.io/operator-framework/opm:latest"
+        config = {"architecture": "amd64", "os": "linux", "created": "2025-01-01T00:00:00Z",
+                  "config": {"Env": ["PATH=/bin"], "Entrypoint": ["/bin/sh"], "Labels": {"base": "yes"},
+                             "User": "1001"},
+                  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + "1" * 64]},
+                  "history": [{"created_by": "base layer"}]}
+        layers = [{"mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip", "digest": "sha256:" + "2" * 64,
+                   "size": 10}]
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        open(os.path.join(d, "x.yaml"), "w").write("a: 1\n")
+        img = build_catalog_image(d, base=FakeBase())
+    inner = img.config["config"]
+    assert inner["Entrypoint"] == ["/bin/opm"] and inner["Cmd"] == ["serve", "/configs", "--cache-dir=/tmp/cache"]
+    assert inner["User"] == "1001" and inner["Labels"] == {"base": "yes", CONFIGS_LABEL: "/configs"}
+    assert img.config["rootfs"]["diff_ids"][0] == "sha256:" + "1" * 64 and len(img.config["history"]) == 2
+    assert "created" not in img.config
+    assert img.manifest["layers"][0]["mediaType"] == "application/vnd.oci.image.layer.v1.tar+gzip"
+    assert FakeBase.config["config"]["Entrypoint"] == ["/bin/sh"]  # base not mutated
+
+
+def test_write_oci_layout(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    img = build_catalog_image(str(tmp_path / "fbc"))
+    out = tmp_path / "layout"
+    assert write_oci_layout(img, str(out), tag="v1") is True
+    assert write_oci_layout(img, str(out), tag="v1") is False
+    assert json.loads((out / "oci-layout").read_text()) == {"imageLayoutVersion": "1.0.0"}
+    index = json.loads((out / "index.json").read_text())
+    desc = index["manifests"][0]
+    assert desc["digest"] == img.digest and desc["annotations"]["org.opencontainers.image.ref.name"] == "v1"
+    for digest in [img.digest, img.manifest["config"]["digest"], img.layer.digest]:
+        blob = (out / "blobs" / "sha256" / digest.split(":")[1]).read_bytes()
+        assert sha256_digest(blob) == digest
+    shutil.rmtree(out / "blobs")
+    assert write_oci_layout(img, str(out), tag="v1") is True
