@@ -60,7 +60,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-build testbed-up testbed-down testbed-status smoke test demo build clean distclean
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test demo build clean distclean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -166,10 +166,13 @@ sanity: venv sanity-venv ## ansible-test sanity on a physical copy of the git-vi
 # Testbed (tests/testbed) and integration
 # ---------------------------------------------------------------------------------------------------------------
 
-testbed-build: venv ## Build the local testbed binaries (no-op when already built)
+testbed-deps: ## Install the testbed's Debian packages when missing (docker-registry, htpasswd)
+	bash tests/testbed/scripts/install-registry.sh
+
+testbed-build: venv testbed-deps ## Build the local testbed binaries (no-op when already built)
 	$(TESTBED) build
 
-testbed-up: venv ## Start the testbed (control plane, KWOK, OLM, opm)
+testbed-up: venv testbed-deps ## Start the testbed (control plane, KWOK, OLM, opm, OCI registry)
 	$(TESTBED) up
 
 testbed-down: venv ## Stop the testbed
@@ -194,7 +197,7 @@ test: venv ## CI: ruff, unit, sanity, ansible-lint, docs-lint, testbed build, sm
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
 	$(MAKE) testbed-build
 	$(MAKE) testbed-up
-	$(VENV)/bin/ansible-playbook playbooks/demo.yml
+	$(VENV)/bin/ansible-playbook playbooks/demo.yml -e @"$$($(TESTBED) ansible-vars)"
 
 # ---------------------------------------------------------------------------------------------------------------
 # Packaging

@@ -105,8 +105,8 @@ options:
     version_added: 0.1.0
   migrate_levels:
     description:
-      - Per-version override of the migrate level, for example C({"v4.16": "bundle-object-to-csv-metadata"}).
-        Keys must be in O(ocp_versions).
+      - Per-version override of the migrate level, a mapping of OpenShift version to level, for example
+        C(v4.16) to V(bundle-object-to-csv-metadata). Keys must be in O(ocp_versions).
     type: dict
     default: {}
     version_added: 0.1.0
@@ -267,21 +267,30 @@ pulled:
   sample: []
 """
 
-from ansible.module_utils.basic import AnsibleModule
+import os
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-    build_lookup,
-    cleanup_lookup,
-    commit_files,
-    make_diff,
-    opm_compat_arg,
-    pending_changes,
-    plan_fanout,
-    read_bytes,
-    render_outputs,
-)
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
+
+try:
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+        build_lookup,
+        cleanup_lookup,
+        commit_files,
+        make_diff,
+        opm_compat_arg,
+        pending_changes,
+        plan_fanout,
+        puller_factory,
+        read_bytes,
+        render_outputs,
+    )
+    IMPORT_ERROR = None
+except ImportError:  # PyYAML (a dependency of ansible-core) is missing
+    IMPORT_ERROR = traceback.format_exc()
 
 REGISTRY_OPTIONS = dict(
     registry_username=dict(type="str"),
@@ -311,20 +320,6 @@ def argspec():
     return spec
 
 
-def puller_factory(params):
-    """A factory for the OCI image puller (None when pulling is disabled)."""
-    if not params["pull"]:
-        return None
-
-    def factory():
-        from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
-        return make_image_puller(username=params["registry_username"], password=params["registry_password"],
-                                 docker_config=params["docker_config"], ca_file=params["ca_file"],
-                                 verify=params["validate_certs"], plain_http=params["plain_http"],
-                                 timeout=params["timeout"])
-    return factory
-
-
 def run_module(module):
     params = module.params
     if params["migrate_levels"] and not params["ocp_versions"]:
@@ -335,7 +330,7 @@ def run_module(module):
     fanout = None
     if params["ocp_versions"]:
         fanout = plan_fanout(params["ocp_versions"], params["migrate_level"], params["migrate_levels"])
-    bundle_images = dict((str(k), str(v)) for k, v in params["bundle_images"].items())
+    bundle_images = dict((str(k), os.path.expanduser(str(v))) for k, v in params["bundle_images"].items())
     lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
                                  puller_factory=puller_factory(params))
     try:
@@ -349,7 +344,7 @@ def run_module(module):
         commit_files(changes)
     packages = sorted(set(p for r in renders for p in r["packages"]))
     bundles = sorted(set(b for r in renders for b in r["bundles"]))
-    result = dict(changed=bool(changes), dest=params["dest"], files=[p for p, _ in files],
+    result = dict(changed=bool(changes), dest=params["dest"], files=[f[0] for f in files],
                   changed_files=[c[0] for c in changes], packages=packages, bundles=bundles, renders=renders,
                   pulled=list(state["pulled"]))
     if module._diff:
@@ -359,6 +354,8 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    if IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
     try:
         run_module(module)
     except OCIError as e:

@@ -15,8 +15,8 @@ version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
 description:
-  - Pure-Python equivalent of C(opm validate <dir>): loads the catalog (all of opm's load errors) and runs the
-    schema and upgrade-graph checks of C(declcfg.ConvertToModel) and C(model.Validate).
+  - Pure-Python equivalent of C(opm validate <dir>). It loads the catalog (all of opm's load errors) and runs
+    the schema and upgrade-graph checks of C(declcfg.ConvertToModel) and C(model.Validate).
   - Unlike opm, which stops at the first sequential error, every problem found is returned in RV(errors), each in
     opm's wording; RV(opm_error) is the single message opm itself would print.
   - No image pulls and no CSV validation (opm does not do them either).
@@ -34,9 +34,32 @@ options:
     type: bool
     default: true
     version_added: 0.1.0
+  community_checks:
+    description:
+      - Also run the community-operators static checks on catalogs (operator-pipelines C(operator_catalogs)),
+        every bundle image must start with one of O(allowed_registries), and catalogs of OpenShift v4.17 and later
+        must not contain C(olm.bundle.object) properties. Problems are added to RV(errors) and
+        RV(community_errors).
+    type: bool
+    default: false
+    version_added: 0.1.0
+  allowed_registries:
+    description:
+      - Allowed bundle image prefixes for O(community_checks).
+    type: list
+    elements: str
+    default: [quay.io/community-operator-pipeline-prod/, quay.io/openshift-community-operators/]
+    version_added: 0.1.0
+  ocp_version:
+    description:
+      - OpenShift catalog version (V(v4.20)) of O(path) for O(community_checks). Defaults to the C(vX.Y) directory
+        O(path) lies in (for example C(catalogs/v4.20/kube-green)); without one the C(olm.bundle.object) check is
+        skipped.
+    type: str
+    version_added: 0.1.0
 notes:
-  - Model problems are prefixed with their path in opm's error tree, for example
-    C(invalid package "foo": invalid channel "stable": ...).
+  - "Model problems are prefixed with their path in opm's error tree, for example
+    C(invalid package \"foo\": invalid channel \"stable\": ...)."
 seealso:
   - module: kubeforge.operators.catalog_render
   - name: opm validate
@@ -97,6 +120,14 @@ bundles:
   returned: always
   type: int
   sample: 10
+community_errors:
+  description: The problems found by O(community_checks) (also listed in RV(errors)).
+  returned: when O(community_checks=true)
+  type: list
+  elements: str
+  sample:
+    - 'bundle "foo.v1": image "docker.io/x/foo:1" is not from an allowed registry (quay.io/community-operator-pipeline-prod/)'
+
 """
 
 import os
@@ -111,7 +142,23 @@ def argspec():
     return dict(
         path=dict(type="path", required=True),
         fail_on_invalid=dict(type="bool", default=True),
+        community_checks=dict(type="bool", default=False),
+        allowed_registries=dict(type="list", elements="str",
+                                default=["quay.io/community-operator-pipeline-prod/",
+                                         "quay.io/openshift-community-operators/"]),
+        ocp_version=dict(type="str"),
     )
+
+
+def _community(params):
+    """Problems of the community-operators static checks (loads the catalog once more)."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+        catalog_version_of,
+        community_checks,
+    )
+    ocp = params["ocp_version"] or catalog_version_of(params["path"])
+    return community_checks(load(params["path"]), ocp, params["allowed_registries"])
 
 
 def run_module(module):
@@ -121,9 +168,15 @@ def run_module(module):
     res = validate_catalog(path)
     result = dict(changed=False, valid=res.valid, errors=list(res.errors), opm_error=res.opm_error,
                   packages=res.packages, bundles=res.bundles)
-    if not res.valid and module.params["fail_on_invalid"]:
-        msg = "catalog %s is invalid (%d problem%s): %s" % (path, len(res.errors), "" if len(res.errors) == 1
-                                                           else "s", res.opm_error or "; ".join(res.errors))
+    if module.params["community_checks"]:
+        # nothing to check when the catalog could not even be loaded
+        result["community_errors"] = _community(module.params) if res.packages else []
+        result["errors"].extend(result["community_errors"])
+        result["valid"] = not result["errors"]
+    if not result["valid"] and module.params["fail_on_invalid"]:
+        errors = result["errors"]
+        msg = "catalog %s is invalid (%d problem%s): %s" % (path, len(errors), "" if len(errors) == 1 else "s",
+                                                           res.opm_error or "; ".join(errors))
         module.fail_json(msg=msg, **result)
     module.exit_json(**result)
 

@@ -5,6 +5,10 @@ import os
 import pytest
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "testbed: needs the running testbed (real control plane, KWOK, OLM, opm)")
+
+
 @pytest.fixture(scope="session")
 def testbed():
     """The running testbed: reused when one is up, else brought up (and then torn down at the end)."""

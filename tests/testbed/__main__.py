@@ -19,6 +19,7 @@ def main(argv=None) -> int:
     down.add_argument("--purge-logs", action="store_true", help="also delete the log files")
     sub.add_parser("status", help="print the testbed status as JSON (exit 1 when not running)")
     sub.add_parser("env", help="print `export KUBECONFIG=...` for a shell")
+    sub.add_parser("ansible-vars", help="print the path of the running testbed's extra-vars file for ansible-playbook -e @FILE")
     scale = sub.add_parser("scale", help="create more fake nodes on the running testbed")
     scale.add_argument("nodes", type=int)
     args = parser.parse_args(argv)
@@ -44,6 +45,11 @@ def main(argv=None) -> int:
             return 0 if status["running"] else 1
         if args.command == "env":
             print(f"export KUBECONFIG={testbed.kubeconfig}")
+            return 0
+        if args.command == "ansible-vars":
+            if not testbed.is_running():
+                raise cluster.TestbedError("the testbed is not running: run `make testbed-up`")
+            print(testbed.run_dir / "ansible-vars.json")
             return 0
         if args.command == "scale":
             testbed.scale_nodes(args.nodes)

@@ -21,9 +21,10 @@ from typing import Callable, Optional
 
 from testbed import catalog, config, procs
 from testbed.pki import Pki
+from testbed.registry import LocalRegistry, RegistryError
 
 # Component start order; teardown runs it backwards.
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "opm")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "opm", "registry")
 
 
 class TestbedError(RuntimeError):
@@ -157,7 +158,7 @@ class Testbed:
             "bin": str(bins),
             "versions": _versions(bins),
             "etcd_data": str(etcd_dir),
-            "ports": {k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof")},
+            "ports": {k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry")},
             "processes": {},
             "nodes": 0,
         }
@@ -169,6 +170,7 @@ class Testbed:
             self.scale_nodes(nodes)
             self._install_olm(bins, with_scc)
             self._start_opm(bins)
+            self._start_registry()
         except Exception:
             _log(f"bring-up failed; stopping what was started (logs kept in {self.log_dir})")
             self.down(keep_logs=True)
@@ -228,11 +230,11 @@ class Testbed:
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
                 f"--secure-port={ports['apiserver']}",
-                "--tls-cert-file={}".format(pki.path("apiserver.crt")),
-                "--tls-private-key-file={}".format(pki.path("apiserver.key")),
-                "--client-ca-file={}".format(pki.path("ca.crt")),
-                "--service-account-key-file={}".format(pki.path("sa.pub")),
-                "--service-account-signing-key-file={}".format(pki.path("sa.key")),
+                f"--tls-cert-file={pki.path('apiserver.crt')}",
+                f"--tls-private-key-file={pki.path('apiserver.key')}",
+                f"--client-ca-file={pki.path('ca.crt')}",
+                f"--service-account-key-file={pki.path('sa.pub')}",
+                f"--service-account-signing-key-file={pki.path('sa.key')}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 "--service-cluster-ip-range=" + config.SERVICE_CIDR,
                 "--authorization-mode=Node,RBAC",
@@ -260,12 +262,15 @@ class Testbed:
                 "--authorization-kubeconfig=" + kcm_kc,
                 "--bind-address=127.0.0.1",
                 f"--secure-port={ports['kcm']}",
-                "--service-account-private-key-file={}".format(pki.path("sa.key")),
-                "--root-ca-file={}".format(pki.path("ca.crt")),
-                "--cluster-signing-cert-file={}".format(pki.path("ca.crt")),
-                "--cluster-signing-key-file={}".format(pki.path("ca.key")),
+                f"--service-account-private-key-file={pki.path('sa.key')}",
+                f"--root-ca-file={pki.path('ca.crt')}",
+                f"--cluster-signing-cert-file={pki.path('ca.crt')}",
+                f"--cluster-signing-key-file={pki.path('ca.key')}",
                 "--use-service-account-credentials=true",
                 "--leader-elect=false",
+                # Client rate limits well above the defaults (20/30): a DaemonSet on 1000 nodes creates 1000 pods.
+                "--kube-api-qps=300",
+                "--kube-api-burst=600",
                 "--service-cluster-ip-range=" + config.SERVICE_CIDR,
                 "--allocate-node-cidrs=false",
                 "--v=1",
@@ -282,6 +287,8 @@ class Testbed:
                 "--bind-address=127.0.0.1",
                 f"--secure-port={ports['scheduler']}",
                 "--leader-elect=false",
+                "--kube-api-qps=300",
+                "--kube-api-burst=600",
                 "--v=1",
             ],
         )
@@ -322,7 +329,7 @@ class Testbed:
         return result
 
     def _start_kwok(self, bins: Path) -> None:
-        kwok_src = gomodcache() / ("sigs.k8s.io/kwok@{}".format(self.state["versions"]["kwok"]))
+        kwok_src = gomodcache() / (f"sigs.k8s.io/kwok@{self.state['versions']['kwok']}")
         stage_files = [
             kwok_src / "kustomize/stage/node/fast/node-initialize.yaml",
             kwok_src / "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
@@ -332,7 +339,7 @@ class Testbed:
         ] + sorted(config.STAGES_DIR.glob("*.yaml"))
         missing = [str(p) for p in stage_files if not p.exists()]
         if missing:
-            raise TestbedError("KWOK stage files missing (module cache incomplete?): {}".format(", ".join(missing)))
+            raise TestbedError(f"KWOK stage files missing (module cache incomplete?): {', '.join(missing)}")
         stages = self.run_dir / "kwok-stages.yaml"
         stages.write_text("\n---\n".join(p.read_text() for p in stage_files))
         self._start(
@@ -401,8 +408,13 @@ class Testbed:
 
     # -------------------------------------------------------------------- OLM
     def _install_olm(self, bins: Path, with_scc: bool) -> None:
-        olm_src = gomodcache() / ("github.com/operator-framework/operator-lifecycle-manager@{}".format(self.state["versions"]["olm"]))
-        self.kubectl("create", "-f", str(olm_src / "deploy/upstream/quickstart/crds.yaml"))
+        olm_src = gomodcache() / (f"github.com/operator-framework/operator-lifecycle-manager@{self.state['versions']['olm']}")
+        # The chart's per-CRD files, not quickstart/crds.yaml: in v0.46.0 the quickstart file lacks the
+        # OLMConfig CRD, and the olm operator then never syncs its caches.
+        crds = sorted((olm_src / "deploy/chart/crds").glob("*.crd.yaml"))
+        if not crds:
+            raise TestbedError(f"no OLM CRDs under {olm_src / 'deploy/chart/crds'}")
+        self.kubectl("create", *[arg for crd in crds for arg in ("-f", str(crd))])
         if with_scc:
             self.kubectl("create", "-f", str(self._scc_crd()))
         self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=120s")
@@ -438,15 +450,15 @@ class Testbed:
                 "--kubeconfig=" + olm_kc,
                 "--namespace=olm",
                 "--writeStatusName=",
-                "--tls-cert={}".format(self.pki.path("catalog-serving.crt")),
-                "--tls-key={}".format(self.pki.path("catalog-serving.key")),
+                f"--tls-cert={self.pki.path('catalog-serving.crt')}",
+                f"--tls-key={self.pki.path('catalog-serving.key')}",
             ],
             env=env,
             unset=unset,
         )
         self._wait("olm operator health on :8080", lambda: procs.port_open(8080), 60, "olm")
         self._wait("catalog operator health on :8443", lambda: procs.port_open(8443), 60, "catalog")
-        _log("OLM {} olm and catalog operators running".format(self.state["versions"]["olm"]))
+        _log(f"OLM {self.state['versions']['olm']} olm and catalog operators running")
 
     def _scc_crd(self) -> Path:
         openshift_api = sorted(gomodcache().glob("github.com/openshift/api@*"))
@@ -478,7 +490,34 @@ class Testbed:
     def _write_ansible_vars(self) -> None:
         """Extra vars for playbooks run against the testbed (`ansible-playbook -e @<run>/ansible-vars.json`)."""
         path = self.run_dir / "ansible-vars.json"
-        path.write_text(json.dumps({"testbed_kubeconfig": self.kubeconfig, "testbed_catalog_address": self.catalog_address}, indent=2))
+        registry = self.state["registry"]
+        variables = {
+            "testbed_kubeconfig": self.kubeconfig,
+            "testbed_catalog_address": self.catalog_address,
+            "testbed_registry": registry["host"],
+            "testbed_registry_ca_file": registry["ca_file"],
+            "testbed_registry_username": registry["username"],
+            # The path only: playbooks read the password with a file lookup under no_log.
+            "testbed_registry_password_file": registry["password_file"],
+            "testbed_fixtures_dir": str(config.FIXTURES_DIR),
+        }
+        path.write_text(json.dumps(variables, indent=2))
+
+    def _start_registry(self) -> None:
+        """An OCI registry (TLS + htpasswd) for catalog images; its password stays in a 0600 file."""
+        registry = LocalRegistry(self.run_dir / "registry")
+        try:
+            self.state["processes"]["registry"] = registry.start(port=self.state["ports"]["registry"])
+        except RegistryError as exc:
+            raise TestbedError(str(exc)) from exc
+        self.state["registry"] = {
+            "host": registry.host,
+            "ca_file": registry.ca_file,
+            "username": registry.username,
+            "password_file": registry.password_file,
+        }
+        self._save_state()
+        _log(f"OCI registry on https://{registry.host} (CA {registry.ca_file})")
 
     # ------------------------------------------------------------------ down
     def down(self, keep_logs: bool = True) -> None:

@@ -3,8 +3,14 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Declarative config: the File-Based Catalog objects as loaded, before conversion to the typed model.
 
-Mirrors operator-registry's alpha/declcfg.DeclarativeConfig. Each object is kept as the decoded JSON
-dict (schema-specific keys as in the FBC text), so unknown schemas and fields survive a round trip.
+Mirrors operator-registry's alpha/declcfg.DeclarativeConfig. Each object is a JSON-shaped dict:
+
+- packages/channels/bundles/deprecations hold only the fields of opm's Go structs, under their canonical JSON
+  names (as opm's typed decode, unknown fields are dropped; optional fields may be absent);
+- others holds every object of an unknown schema verbatim.
+
+Nested mappings loaded from files have sorted keys (opm re-encodes blobs from Go maps); objects built in code
+may use any order and the JSON writer keeps it (opm keeps struct order for freshly rendered values).
 """
 
 from __future__ import absolute_import, division, print_function

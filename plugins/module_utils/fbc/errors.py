@@ -13,12 +13,14 @@ __metaclass__ = type
 
 
 class FBCError(Exception):
-    """Base error; str() is the user-facing message (file prefix included when known)."""
+    """Base error; str() is the user-facing message: "<path>: <context>: <opm message>" (parts when known)."""
 
-    def __init__(self, message, path=None):
+    def __init__(self, message, path=None, context=None):
         self.opm_message = message
         self.path = path
-        super().__init__("%s: %s" % (path, message) if path else message)
+        self.context = context
+        prefix = ": ".join(p for p in (path, context) if p)
+        super().__init__("%s: %s" % (prefix, message) if prefix else message)
 
 
 class LoadError(FBCError):

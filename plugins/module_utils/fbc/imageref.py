@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Image pull-spec syntax check like docker/reference.ParseNormalizedNamed (+ go-digest validation).
+"""Image pull-spec syntax check like go.podman.io/image/v5 docker/reference.ParseNormalizedNamed + go-digest.
 
 opm (v1.64+) rejects bundle and related images whose reference does not parse; the error text is appended to
-its own message, so the wording here follows distribution/reference and opencontainers/go-digest.
+its own message, so grammar and wording follow podman's fork of docker/reference (v5.40) and go-digest.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,16 +14,15 @@ __metaclass__ = type
 import re
 
 _ALNUM = r"[a-z0-9]+"
-_SEPARATOR = r"(?:[._]|__|[-]+)"
+# podman's separator is `(?:[._]|__|[-]*)`; an empty separator adds nothing to the language, and requiring
+# at least one dash avoids exponential backtracking in Python's regex engine (Go's RE2 is linear).
+_SEPARATOR = r"(?:[._]|__|-+)"
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN_NAME = _DOMAIN_COMPONENT + r"(?:\." + _DOMAIN_COMPONENT + r")*"
-_HOST = r"(?:" + _DOMAIN_NAME + r"|\[(?:[a-fA-F0-9:]+)\])"
-_DOMAIN_AND_PORT = _HOST + r"(?::[0-9]+)?"
+_DOMAIN = _DOMAIN_COMPONENT + r"(?:(?:\.)" + _DOMAIN_COMPONENT + r")*(?::[0-9]+)?"
 _TAG = r"[0-9A-Za-z_][0-9A-Za-z_.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9A-Fa-f]{32,}"
-_PATH_COMPONENT = _ALNUM + r"(?:" + _SEPARATOR + _ALNUM + r")*"
-_REMOTE_NAME = _PATH_COMPONENT + r"(?:/" + _PATH_COMPONENT + r")*"
-_NAME = r"(?:" + _DOMAIN_AND_PORT + r"/)?" + _REMOTE_NAME
+_NAME_COMPONENT = _ALNUM + r"(?:" + _SEPARATOR + _ALNUM + r")*"
+_NAME = r"(?:" + _DOMAIN + r"/)?" + _NAME_COMPONENT + r"(?:/" + _NAME_COMPONENT + r")*"
 
 _REFERENCE_RE = re.compile(r"(" + _NAME + r")(?::(" + _TAG + r"))?(?:@(" + _DIGEST + r"))?\Z")
 _IDENTIFIER_RE = re.compile(r"[a-f0-9]{64}\Z")
@@ -37,20 +36,16 @@ class ImageReferenceError(ValueError):
 
 
 def _split_docker_domain(name):
-    maybe_domain, sep, maybe_remote = name.partition("/")
-    if not sep:
-        return "docker.io", "library/" + name
-    if maybe_domain == "localhost":
-        domain, remote = maybe_domain, maybe_remote
-    elif maybe_domain == "index.docker.io":
-        domain, remote = "docker.io", maybe_remote
-    elif "." in maybe_domain or ":" in maybe_domain or maybe_domain.lower() != maybe_domain:
-        domain, remote = maybe_domain, maybe_remote
+    i = name.find("/")
+    if i == -1 or (not any(c in name[:i] for c in ".:") and name[:i] != "localhost"):
+        domain, remainder = "docker.io", name
     else:
-        domain, remote = "docker.io", name
-    if domain == "docker.io" and "/" not in remote:
-        remote = "library/" + remote
-    return domain, remote
+        domain, remainder = name[:i], name[i + 1:]
+    if domain == "index.docker.io":
+        domain = "docker.io"
+    if domain == "docker.io" and "/" not in remainder:
+        remainder = "library/" + remainder
+    return domain, remainder
 
 
 def _validate_digest(d):
@@ -69,24 +64,49 @@ def _validate_digest(d):
         raise ImageReferenceError("invalid checksum digest format")
 
 
+_CACHE = {}
+_CACHE_MAX = 20000
+
+
 def parse_normalized_named(s):
-    """Raise ImageReferenceError (Go wording) if s is not a valid normalized image reference."""
+    """Raise ImageReferenceError (Go wording) if s is not a valid normalized image reference.
+
+    Results are memoised: catalogs repeat the same related images across many bundles.
+    """
+    hit = _CACHE.get(s)
+    if hit is not None:
+        if isinstance(hit, ImageReferenceError):
+            raise ImageReferenceError(str(hit))
+        return hit
+    try:
+        result = _parse_normalized_named(s)
+    except ImageReferenceError as e:
+        result = e
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[s] = result
+    if isinstance(result, ImageReferenceError):
+        raise ImageReferenceError(str(result))
+    return result
+
+
+def _parse_normalized_named(s):
     if _IDENTIFIER_RE.match(s):
         raise ImageReferenceError("invalid repository name (%s), cannot specify 64-byte hexadecimal strings" % s)
     domain, remainder = _split_docker_domain(s)
     remote = remainder.split(":", 1)[0]
     if remote.lower() != remote:
-        raise ImageReferenceError("invalid reference format: repository name (%s) must be lowercase" % remote)
+        raise ImageReferenceError("invalid reference format: repository name must be lowercase")
     full = domain + "/" + remainder
     m = _REFERENCE_RE.match(full)
     if m is None:
+        if full == "":
+            raise ImageReferenceError("repository name must have at least one component")
         if _REFERENCE_RE.match(full.lower()):
             raise ImageReferenceError("repository name must be lowercase")
         raise ImageReferenceError("invalid reference format")
-    name = m.group(1)
-    path = name.split("/", 1)[1] if "/" in name else name
-    if len(path) > _NAME_TOTAL_LENGTH_MAX:
+    if len(m.group(1)) > _NAME_TOTAL_LENGTH_MAX:
         raise ImageReferenceError("repository name must not be more than 255 characters")
     if m.group(3):
         _validate_digest(m.group(3))
-    return name, m.group(2) or "", m.group(3) or ""
+    return m.group(1), m.group(2) or "", m.group(3) or ""

@@ -9,7 +9,9 @@ otherwise multi-document YAML split on `---` lines like k8s' YAMLReader; top-lev
 match case-insensitively; nested mappings are key-sorted (opm re-encodes every blob from a Go map); numbers
 behave like float64; known schemas are reduced to their Go struct fields; unknown schemas go to `others`.
 
-Unlike opm, errors are prefixed with the file path, and YAML alias expansion is bounded.
+Unlike opm, errors name the file and document/object (LoadError.opm_message keeps opm's own text), walking
+is in deterministic order, YAML alias expansion is bounded, and big YAML trees may be parsed by several
+processes when CPUs are idle.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,7 +21,9 @@ __metaclass__ = type
 import base64
 import binascii
 import copy
+import decimal
 import json
+import operator
 import os
 import re
 
@@ -50,6 +54,12 @@ if _BaseSafeLoader is None:  # pragma: no cover - depends on the PyYAML build
 _MAX_EXACT_FLOAT_INT = 2 ** 53
 
 
+def _float_to_go_int(f):
+    """The integer Go prints for an integral float64: its shortest decimal digits padded with zeros
+    (12345678901234567890 -> 12345678901234567000), not the exact binary value Python's int() gives."""
+    return int(decimal.Decimal(repr(f)))
+
+
 def _go_number(value):
     """Mimic Go decoding every JSON number into float64 (opm's Meta map), then re-encoding it."""
     if isinstance(value, bool):
@@ -58,13 +68,14 @@ def _go_number(value):
         if -_MAX_EXACT_FLOAT_INT <= value <= _MAX_EXACT_FLOAT_INT:
             return value
         try:
-            return int(float(value))
+            f = float(value)
         except OverflowError:
             raise ValueError("json: unsupported value: number out of float64 range") from None
+        return _float_to_go_int(f) if abs(f) < 1e21 else f
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError("json: unsupported value: %s" % ("NaN" if value != value else "+Inf" if value > 0 else "-Inf"))
     if value.is_integer() and abs(value) < 1e21:
-        return int(value)
+        return int(value) if abs(value) <= _MAX_EXACT_FLOAT_INT else _float_to_go_int(value)
     return value
 
 
@@ -83,8 +94,6 @@ def _go_map_key(key):
 
 _TAG_PREFIX = "tag:yaml.org,2002:"
 _STR_TAG = _TAG_PREFIX + "str"
-
-
 _PLAIN_TAG = "!fbc-plain"
 
 
@@ -96,7 +105,7 @@ class _FBCYAMLLoader(_BaseSafeLoader):
     """
 
     def resolve(self, kind, value, implicit):
-        if kind is yaml.ScalarNode:
+        if kind is _SCALAR_NODE:
             return _PLAIN_TAG if implicit[0] else _STR_TAG
         return _BaseSafeLoader.resolve(self, kind, value, implicit)
 
@@ -104,7 +113,10 @@ class _FBCYAMLLoader(_BaseSafeLoader):
 _SCALAR_NODE = yaml.ScalarNode
 _MAPPING_NODE = yaml.MappingNode
 _SEQUENCE_NODE = yaml.SequenceNode
-_SIMPLE_TAGS = frozenset([_TAG_PREFIX + "map", _TAG_PREFIX + "seq", _TAG_PREFIX + "str"])
+_MAP_TAG = _TAG_PREFIX + "map"
+_SET_TAG = _TAG_PREFIX + "set"
+_SEQ_TAG = _TAG_PREFIX + "seq"
+_HINT_CHARS = goyaml.HINT_CHARS
 _PLAIN_CONVERTERS = {
     goyaml.STR: lambda v: v,
     # go-yaml v2 keeps timestamp-looking scalars as strings when decoding into interface{}
@@ -131,23 +143,26 @@ class _Converter:
         self.expanded = 0
         self.size = 0
 
+    def _plain(self, value, node):
+        kind, typed = goyaml.resolve(value)
+        if kind == goyaml.FLOAT:
+            try:
+                return _go_number(typed)
+            except ValueError as e:
+                raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
+        return _PLAIN_CONVERTERS[kind](typed)
+
     def convert(self, node):
         cls = node.__class__
-        tag = node.tag
         if cls is _SCALAR_NODE:
             self.size += 1
+            tag = node.tag
             value = node.value
-            if tag == _PLAIN_TAG:
-                if value and value[0] not in goyaml.HINT_CHARS:
+            if tag is _PLAIN_TAG:
+                if value and value[0] not in _HINT_CHARS:
                     return value
-                kind, typed = goyaml.resolve(value)
-                if kind == goyaml.FLOAT:
-                    try:
-                        return _go_number(typed)
-                    except ValueError as e:
-                        raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
-                return _PLAIN_CONVERTERS[kind](typed)
-            if tag == _STR_TAG:
+                return self._plain(value, node)
+            if tag is _STR_TAG:
                 return value
             return self._explicit(node)
         seen = self.done.get(id(node))
@@ -158,37 +173,58 @@ class _Converter:
                 raise _AliasBudgetExceeded()
             return copy.deepcopy(seen[0])
         start = self.size
-        value = self._convert_collection(node, cls, tag)
+        tag = node.tag
+        if cls is _MAPPING_NODE and (tag == _MAP_TAG or tag == _SET_TAG):
+            value = self._mapping(node)
+        elif cls is _SEQUENCE_NODE and tag == _SEQ_TAG:
+            convert = self.convert
+            value = [convert(child) for child in node.value]
+        elif cls is _MAPPING_NODE or cls is _SEQUENCE_NODE:
+            value = self._explicit(node)
+        else:
+            raise yaml.constructor.ConstructorError(None, None, "unexpected node %s" % cls.__name__, node.start_mark)
         self.size += 1
         self.done[id(node)] = (value, self.size - start)
         return value
 
-    def _convert_collection(self, node, cls, tag):
-        if cls is _MAPPING_NODE:
-            if tag not in _SIMPLE_TAGS and tag != _TAG_PREFIX + "set":
-                return self._explicit(node)
-            pairs = node.value
-            if any(k.__class__ is _SCALAR_NODE and k.tag == _PLAIN_TAG and k.value == "<<" for k, _ in pairs):
-                _retag_merge_keys(node)
-                self.loader.flatten_mapping(node)
-                pairs = node.value
-            out = {}
-            convert = self.convert
-            for key_node, value_node in pairs:
+    def _mapping(self, node):
+        out = {}
+        convert = self.convert
+        scalar, plain, strtag, hint = _SCALAR_NODE, _PLAIN_TAG, _STR_TAG, _HINT_CHARS
+        for key_node, value_node in node.value:
+            # inline fast paths for the overwhelmingly common plain/quoted string keys and values
+            if key_node.__class__ is scalar and key_node.tag is plain:
+                key = key_node.value
+                if key == "<<":
+                    return self._merged_mapping(node)
+                self.size += 1
+                if not key or key[0] in hint:
+                    key = _go_map_key(self._plain(key, key_node))
+            else:
                 key = convert(key_node)
                 if key.__class__ is not str:
                     if isinstance(key, (list, dict)):
                         raise yaml.constructor.ConstructorError(None, None, "found unhashable key", key_node.start_mark)
                     key = _go_map_key(key)
-                out[key] = convert(value_node)
-            # keys sorted like Go's encoding of a map (later duplicates already won)
-            return dict(sorted(out.items()))
-        if cls is _SEQUENCE_NODE:
-            if tag not in _SIMPLE_TAGS:
-                return self._explicit(node)
-            convert = self.convert
-            return [convert(child) for child in node.value]
-        raise yaml.constructor.ConstructorError(None, None, "unexpected node %s" % cls.__name__, node.start_mark)
+            if value_node.__class__ is scalar:
+                tag = value_node.tag
+                value = value_node.value
+                if tag is plain and value and value[0] not in hint:
+                    self.size += 1
+                    out[key] = value
+                    continue
+                if tag is strtag:
+                    self.size += 1
+                    out[key] = value
+                    continue
+            out[key] = convert(value_node)
+        # keys sorted like Go's encoding of a map (later duplicates already won)
+        return dict(sorted(out.items()))
+
+    def _merged_mapping(self, node):
+        _retag_merge_keys(node)
+        self.loader.flatten_mapping(node)
+        return self._mapping(node)
 
     def _explicit(self, node):
         fn = self.loader.yaml_constructors.get(node.tag)
@@ -214,8 +250,8 @@ def _retag_merge_keys(node):
             key_node.tag = _TAG_PREFIX + "merge"
 
 
-def _load_yaml_document(text):
-    loader = _FBCYAMLLoader(text)
+def _load_yaml_document(text, loader_class=None):
+    loader = (loader_class or _FBCYAMLLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -518,26 +554,27 @@ def list_catalog_files(root):
 
 # ----------------------------------------------------------------------------------------- documents
 
+_SEPARATOR_RE = re.compile(r"^---([^\n]*)(?:\n|\Z)", re.M)
+
+
 def _split_yaml_documents(text, source):
-    """Split like k8s.io/apimachinery YAMLReader: a line starting with '---' ends the current document."""
+    """Split like k8s.io/apimachinery YAMLReader: a line starting with '---' ends the current document.
+
+    Returns (document text, first line number) pairs; empty documents are dropped as k8s does.
+    """
     docs = []
-    buf = []
-    line_no = 0
-    start_line = 1
-    for line in text.splitlines(True):
-        line_no += 1
-        if line.startswith("---"):
-            rest = line[3:].strip()
-            if rest and not rest.startswith("#"):
-                raise LoadError("invalid Yaml document separator: %s" % rest, path=source)
-            if buf:
-                docs.append(("".join(buf), start_line))
-                buf = []
-            start_line = line_no + 1
-            continue
-        buf.append(line)
-    if buf:
-        docs.append(("".join(buf), start_line))
+    pos = 0
+    line = 1
+    for m in _SEPARATOR_RE.finditer(text):
+        rest = m.group(1).strip()
+        if rest and not rest.startswith("#"):
+            raise LoadError("invalid Yaml document separator: %s" % rest, path=source)
+        if m.start() > pos:
+            docs.append((text[pos:m.start()], line))
+        line += text.count("\n", pos, m.end())
+        pos = m.end()
+    if pos < len(text):
+        docs.append((text[pos:], line))
     return docs
 
 
@@ -558,18 +595,22 @@ def _yaml_documents(text, source):
         try:
             value = _load_yaml_document(doc)
         except _AliasBudgetExceeded:
-            raise LoadError("document at line %d: YAML alias expansion exceeds %d nodes (possible alias bomb)"
-                            % (line, ALIAS_EXPANSION_BUDGET), path=source) from None
+            raise LoadError("YAML alias expansion exceeds %d nodes (possible alias bomb)" % ALIAS_EXPANSION_BUDGET,
+                            path=source, context="document at line %d" % line) from None
         except yaml.YAMLError as e:
-            raise LoadError("document at line %d: error converting YAML to JSON: %s" % (line, _yaml_error_text(e, line)),
-                            path=source) from None
+            raise LoadError("error converting YAML to JSON: %s" % _yaml_error_text(e, line), path=source,
+                            context="document at line %d" % line) from None
         except (ValueError, RecursionError) as e:
-            raise LoadError("document at line %d: %s" % (line, e), path=source) from None
+            raise LoadError(str(e), path=source, context="document at line %d" % line) from None
         yield value, "document at line %d" % line
 
 
+_FIRST = operator.itemgetter(0)
+
+
 def _pairs_hook(pairs):
-    return dict(sorted(dict(pairs).items()))
+    # Sort keys like Go re-encoding a map; the sort is stable, so with duplicate keys the last still wins.
+    return dict(sorted(pairs, key=_FIRST))
 
 
 def _json_float(s):
@@ -597,10 +638,12 @@ def _json_documents(text, source):
         try:
             obj, end = _JSON_DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as e:
-            raise LoadError("object %d: invalid JSON: %s (line %d column %d)" % (index, e.msg, e.lineno, e.colno),
+            raise LoadError("invalid JSON: %s (line %d column %d)" % (e.msg, e.lineno, e.colno), context="object %d" % index,
                             path=source) from None
         except (ValueError, RecursionError) as e:
-            raise LoadError("object %d: %s" % (index, e), path=source) from None
+            raise LoadError(str(e), path=source, context="object %d" % index) from None
+        if obj.__class__ is not dict and obj is not None:
+            obj = _RawValue(obj, text[pos:end], False)
         yield obj, "object %d" % index
         index += 1
         pos = _WS.match(text, end).end()
@@ -684,7 +727,7 @@ def _decode_properties(value, struct):
         if not isinstance(item, dict):
             raise ValueError(_type_error(item, struct, "properties", "property.Property"))
         fields = _fold_lookup(item, ("type", "value"))
-        prop = {"type": _decode_string(fields.get("type"), struct, "properties.type") or ""}
+        prop = {"type": _decode_string(fields.get("type"), "Property", "properties.type") or ""}
         # A missing value stays missing: Go keeps a nil RawMessage, which later fails to parse.
         if "value" in fields:
             prop["value"] = fields["value"]
@@ -722,11 +765,11 @@ def decode_package(obj):
         if not isinstance(icon, dict):
             raise ValueError(_type_error(icon, "Package", "icon", "declcfg.Icon"))
         fi = _fold_lookup(icon, ("base64data", "mediatype"))
-        data = _decode_string(fi.get("base64data"), "Package", "icon.base64data")
+        data = _decode_string(fi.get("base64data"), "Icon", "icon.base64data")
         out_icon = {}
         if data is not None:
             out_icon["base64data"] = normalize_base64(data)
-        _set(out_icon, "mediatype", _decode_string(fi.get("mediatype"), "Package", "icon.mediatype"))
+        _set(out_icon, "mediatype", _decode_string(fi.get("mediatype"), "Icon", "icon.mediatype"))
         out["icon"] = out_icon
     _set(out, "description", _decode_string(f.get("description"), "Package", "description"))
     _set(out, "properties", _decode_properties(f.get("properties"), "Package"))
@@ -736,10 +779,10 @@ def decode_package(obj):
 def _decode_entry(item):
     f = _fold_lookup(item, ("name", "replaces", "skips", "skipRange"))
     out = {}
-    _set(out, "name", _decode_string(f.get("name"), "Channel", "entries.name"))
-    _set(out, "replaces", _decode_string(f.get("replaces"), "Channel", "entries.replaces"))
-    _set(out, "skips", _decode_string_list(f.get("skips"), "Channel", "entries.skips"))
-    _set(out, "skipRange", _decode_string(f.get("skipRange"), "Channel", "entries.skipRange"))
+    _set(out, "name", _decode_string(f.get("name"), "ChannelEntry", "entries.name"))
+    _set(out, "replaces", _decode_string(f.get("replaces"), "ChannelEntry", "entries.replaces"))
+    _set(out, "skips", _decode_string_list(f.get("skips"), "ChannelEntry", "entries.skips"))
+    _set(out, "skipRange", _decode_string(f.get("skipRange"), "ChannelEntry", "entries.skipRange"))
     return out
 
 
@@ -757,8 +800,8 @@ def decode_channel(obj):
 def _decode_related_image(item):
     f = _fold_lookup(item, ("name", "image"))
     out = {}
-    _set(out, "name", _decode_string(f.get("name"), "Bundle", "relatedImages.name"))
-    _set(out, "image", _decode_string(f.get("image"), "Bundle", "relatedImages.image"))
+    _set(out, "name", _decode_string(f.get("name"), "RelatedImage", "relatedImages.name"))
+    _set(out, "image", _decode_string(f.get("image"), "RelatedImage", "relatedImages.image"))
     return out
 
 
@@ -781,12 +824,12 @@ def _decode_deprecation_entry(item):
     out_ref = {}
     if ref is not None:
         if not isinstance(ref, dict):
-            raise ValueError(_type_error(ref, "Deprecation", "entries.reference", "declcfg.PackageScopedReference"))
+            raise ValueError(_type_error(ref, "DeprecationEntry", "entries.reference", "declcfg.PackageScopedReference"))
         fr = _fold_lookup(ref, ("schema", "name"))
-        _set(out_ref, "schema", _decode_string(fr.get("schema"), "Deprecation", "entries.reference.schema"))
-        _set(out_ref, "name", _decode_string(fr.get("name"), "Deprecation", "entries.reference.name"))
+        _set(out_ref, "schema", _decode_string(fr.get("schema"), "PackageScopedReference", "entries.reference.schema"))
+        _set(out_ref, "name", _decode_string(fr.get("name"), "PackageScopedReference", "entries.reference.name"))
     out["reference"] = out_ref
-    _set(out, "message", _decode_string(f.get("message"), "Deprecation", "entries.message"))
+    _set(out, "message", _decode_string(f.get("message"), "DeprecationEntry", "entries.message"))
     return out
 
 
@@ -797,6 +840,22 @@ def decode_deprecation(obj):
     _set(out, "entries", _decode_object_list(f.get("entries"), "Deprecation", "entries", "declcfg.DeprecationEntry",
                                              _decode_deprecation_entry))
     return out
+
+
+def _base64_error(data):
+    """None if data decodes like Go's []byte JSON field (std encoding, CR/LF ignored), else Go's message."""
+    cleaned = data.replace("\r", "").replace("\n", "") if ("\n" in data or "\r" in data) else data
+    try:
+        base64.b64decode(cleaned, validate=True)
+        if len(cleaned) % 4 == 0:
+            return None
+    except (binascii.Error, ValueError):
+        pass
+    try:
+        normalize_base64(data)
+    except ValueError as e:
+        return str(e)
+    return "illegal base64 data at input byte %d" % len(cleaned)
 
 
 def normalize_base64(data):
@@ -832,10 +891,7 @@ def _check_bundle_objects(bundle):
             if data is not None and not isinstance(data, str):
                 err = _type_error(data, "BundleObject", "data", "[]uint8")
             elif data is not None:
-                try:
-                    normalize_base64(data)
-                except ValueError as e:
-                    err = str(e)
+                err = _base64_error(data)
         if err:
             raise ValueError("read bundle objects: package %s, bundle %s: parse property at index %d as bundle "
                              "object: %s" % (_q(bundle.get("package", "")), _q(bundle.get("name", "")), i, err))
@@ -852,22 +908,31 @@ _META_KEYS = ("schema", "package", "name")
 
 
 def _go_t_verb(value):
-    """Go's %t applied to a non-bool (opm's error message uses it by mistake)."""
+    """Go's %t applied to a decoded JSON value (opm's error message uses %t by mistake)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "%!t(<nil>)"
+    if isinstance(value, str):
+        return "%%!t(string=%s)" % value
     if isinstance(value, (int, float)):
-        return "%%!t(float64=%s)" % value
-    return "%%!t(%s=%s)" % ("[]interface {}" if isinstance(value, list) else "map[string]interface {}",
-                            _go_v_verb(value))
+        return "%%!t(float64=%s)" % _go_v_verb(value)
+    if isinstance(value, list):
+        return "[%s]" % " ".join(_go_t_verb(v) for v in value)
+    return "map[%s]" % " ".join("%s:%s" % (_go_t_verb(k), _go_t_verb(v)) for k, v in sorted(value.items()))
 
 
 def _go_v_verb(value):
+    """Go's %v of a decoded JSON value (numbers are float64)."""
     if value is None:
         return "<nil>"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        f = float(value)
+        if f.is_integer() and abs(f) < 1e21:
+            return "%d" % f
+        return repr(f)
     if isinstance(value, list):
         return "[%s]" % " ".join(_go_v_verb(v) for v in value)
     if isinstance(value, dict):
@@ -906,18 +971,73 @@ _DECODERS = {
 }
 
 
+def _pretty_unmarshal_error(message, raw, offset):
+    """prettyunmarshaler.JSONUnmarshalError.Pretty(): the error plus the indented document with a marker."""
+    marker = " <=="
+    head = "%s at offset %d (indicated by%s)\n" % (message, offset, marker)
+    try:
+        pretty = json.dumps(json.loads(raw), indent=4, ensure_ascii=False)
+    except ValueError:
+        pretty = raw
+    if offset == len(raw):
+        return head + pretty + marker
+    p = 0
+    for i, ch in enumerate(raw):
+        if i == offset:
+            break
+        while pretty[p] != ch:
+            p += 1
+            if p >= len(pretty):
+                return message
+        p += 1
+    return head + pretty[:p] + marker + " " + pretty[p:]
+
+
+class _RawValue:
+    """A top-level JSON/YAML value that is not an object, with the JSON text opm would have reported."""
+
+    __slots__ = ("value", "raw", "via_yaml")
+
+    def __init__(self, value, raw, via_yaml):
+        self.value = value
+        self.raw = raw
+        self.via_yaml = via_yaml
+
+
+def _not_an_object_error(doc, raw, via_yaml):
+    kind = _json_kind(doc)
+    # encoding/json reports the offset after '[' for arrays, after the whole literal for scalars
+    offset = 1 if kind == "array" else len(raw)
+    message = _pretty_unmarshal_error(
+        "json: cannot unmarshal %s into Go value of type map[string]interface {}" % kind, raw, offset)
+    if via_yaml:
+        # sigs.k8s.io/yaml wraps the JSON error
+        message = "error unmarshaling JSON: while decoding JSON: " + message
+    return message
+
+
 def add_document(cfg, doc, source="<input>", position=None):
-    """Dispatch one decoded document into cfg (opm's fbcBuilder.addMeta)."""
-    where = "%s: " % position if position else ""
+    """Dispatch one decoded document into cfg (opm's fbcBuilder.addMeta).
+
+    Errors carry opm's text as opm_message; the file and the document position / object name are context.
+    """
+    where = position or ""
+    raw = None
+    via_yaml = True
+    if doc.__class__ is _RawValue:
+        doc, raw, via_yaml = doc.value, doc.raw, doc.via_yaml
     if not isinstance(doc, dict):
         if doc is None:
-            raise LoadError("%sobject 'null\n' is missing root schema field" % where, path=source)
-        raise LoadError("%sjson: cannot unmarshal %s into Go value of type map[string]interface {}"
-                        % (where, _json_kind(doc)), path=source)
+            raise LoadError("object '' is missing root schema field", path=source, context=where)
+        if raw is None:
+            # sigs.k8s.io/yaml re-encodes the YAML value with json.Marshal (HTML escaping on)
+            raw = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+            raw = raw.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        raise LoadError(_not_an_object_error(doc, raw, via_yaml), path=source, context=where)
     try:
         schema, package, name = meta_fields(doc)
     except ValueError as e:
-        raise LoadError("%s%s" % (where, e), path=source) from None
+        raise LoadError(str(e), path=source, context=where) from None
     decoder = _DECODERS.get(schema)
     if decoder is not None:
         label, fn = decoder
@@ -929,7 +1049,9 @@ def add_document(cfg, doc, source="<input>", position=None):
             msg = str(e)
             if not msg.startswith("read bundle objects"):
                 msg = "%s: %s" % (label, msg)
-            raise LoadError("%s%s%s" % (where, "%s %s: " % (schema, _q(name)) if name else "", msg), path=source) from None
+            if name:
+                where = "%s%s %s" % (where + ": " if where else "", schema, _q(name))
+            raise LoadError(msg, path=source, context=where) from None
         if schema == SCHEMA_PACKAGE:
             cfg.packages.append(obj)
         elif schema == SCHEMA_CHANNEL:
@@ -939,7 +1061,7 @@ def add_document(cfg, doc, source="<input>", position=None):
         else:
             cfg.deprecations.append(obj)
     elif schema == "":
-        raise LoadError("%sobject '%s\n' is missing root schema field" % (where, compact_json(doc)), path=source)
+        raise LoadError("object '%s\n' is missing root schema field" % compact_json(doc), path=source, context=where)
     else:
         cfg.others.append(doc)
 
@@ -963,12 +1085,122 @@ def load_file(path, cfg=None):
     return load_bytes(data, source=path, cfg=cfg)
 
 
-def load_fs(root):
-    """opm's LoadFS: load every catalog file under directory root (deterministic walk order)."""
+# YAML parsing is CPU bound and PyYAML holds the GIL, so big YAML trees are split across processes (opm parses
+# files concurrently too). JSON parses ~15x faster than YAML in C, so shipping results between processes would
+# cost more than it saves; small trees are not worth a fork either.
+PARALLEL_MIN_YAML_BYTES = 4 * 1024 * 1024
+
+
+def _is_json_file(path):
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    return head.lstrip(b" \t\r\n").startswith(b"{")
+
+
+def _load_group(paths):
+    """Parse a group of files; returns [(path, cfg or None, (message, path) or None)], stopping at an error."""
+    results = []
+    for path in paths:
+        try:
+            results.append((path, load_file(path), None))
+        except LoadError as e:
+            results.append((path, None, (e.opm_message, e.path, e.context)))
+            break  # later files of this group are not needed once one failed
+    return results
+
+
+def _load_group_as_json(paths):
+    """Worker side: like _load_group, with each config shipped as compact JSON (cheaper than pickling dicts;
+    the data is JSON-shaped by construction and its key order survives)."""
+    out = []
+    for path, part, error in _load_group(paths):
+        text = None
+        if part is not None:
+            text = json.dumps([part.packages, part.channels, part.bundles, part.deprecations, part.others],
+                              ensure_ascii=False, separators=(",", ":"))
+        out.append((path, text, error))
+    return out
+
+
+def _split_groups(paths, workers):
+    """Balance files by size into `workers` groups, each kept in walk order."""
+    order = {p: i for i, p in enumerate(paths)}
+    groups = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for path in sorted(paths, key=os.path.getsize, reverse=True):
+        i = loads.index(min(loads))
+        groups[i].append(path)
+        loads[i] += os.path.getsize(path)
+    return [sorted(g, key=order.get) for g in groups if g]
+
+
+def _load_parallel(paths, workers):
+    import multiprocessing
+
+    groups = _split_groups(paths, workers)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(len(groups) - 1) as pool:
+        pending = [pool.apply_async(_load_group_as_json, (g,)) for g in groups[1:]]
+        results = _load_group(groups[0])  # the parent parses its own share meanwhile
+        for job in pending:
+            for path, text, error in job.get():
+                part = None
+                if text is not None:
+                    part = DeclarativeConfig(*json.loads(text))
+                results.append((path, part, error))
+    return results
+
+
+def _idle_cpus():
+    """CPUs not already busy: extra processes only pay off when they get a core of their own (measured: on a
+    loaded 2-core host a second parser process made loading slower, not faster)."""
+    cpus = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        busy = 0.0
+    return max(1, min(cpus, int(cpus - busy + 0.5)))
+
+
+def _default_workers(paths):
+    cpus = _idle_cpus()
+    if cpus < 2 or len(paths) < 2 or not hasattr(os, "fork"):
+        return 1
+    try:
+        yaml_bytes = sum(os.path.getsize(p) for p in paths if not _is_json_file(p))
+    except OSError:
+        return 1
+    return cpus if yaml_bytes >= PARALLEL_MIN_YAML_BYTES else 1
+
+
+def load_fs(root, workers=None):
+    """opm's LoadFS: load every catalog file under directory root, merged in (deterministic) walk order.
+
+    workers: number of processes; by default the CPU count when the tree holds at least
+    PARALLEL_MIN_YAML_BYTES of YAML, else 1. On failure the error of the first bad file in walk order is raised.
+    """
     root = os.fspath(root)
+    paths = [os.path.join(root, *rel.split("/")) for rel in list_catalog_files(root)]
+    if workers is None:
+        workers = _default_workers(paths)
+    workers = max(1, min(workers, len(paths)))
     cfg = DeclarativeConfig()
-    for rel in list_catalog_files(root):
-        load_file(os.path.join(root, *rel.split("/")), cfg=cfg)
+    if workers == 1:
+        for path in paths:
+            load_file(path, cfg=cfg)
+        return cfg
+    try:
+        results = _load_parallel(paths, workers)
+    except (OSError, ImportError, RuntimeError, AssertionError):
+        # no usable process pool (restricted environment): parse serially
+        return load_fs(root, workers=1)
+    order = {p: i for i, p in enumerate(paths)}
+    results.sort(key=lambda r: order[r[0]])
+    for _path, part, error in results:
+        if error is not None:
+            # another group may have failed on a later file too: report the first bad file in walk order
+            raise LoadError(error[0], path=error[1], context=error[2])
+        cfg.merge(part)
     return cfg
 
 

@@ -71,72 +71,94 @@ def _json_kind(value):
     return "object"
 
 
-def _fold_get(obj, name):
-    if name in obj:
-        return obj[name]
-    low = name.lower()
-    for k, v in obj.items():
-        if k.lower() == low:
-            return v
-    return None
-
-
 class _PropError(ValueError):
     pass
 
 
+_STRUCT_FIELD_MAPS = {typ: (struct, frozenset(fields), {f.lower(): f for f in fields}, fields)
+                      for typ, (struct, fields) in _STRING_STRUCTS.items()}
+
+
 def _decode_struct(value, typ):
-    struct, fields = _STRING_STRUCTS[typ]
+    """Decode like Go's encoding/json into a struct of string fields: keys in input order, exact name first,
+    else case-insensitive; later keys overwrite earlier ones; unknown keys ignored."""
+    struct, exact, lowered, fields = _STRUCT_FIELD_MAPS[typ]
+    out = dict.fromkeys(fields, "")
     if value is None:
-        return {f: "" for f in fields}
+        return out
     if not isinstance(value, dict):
         raise _PropError("json: cannot unmarshal %s into Go value of type property.%s" % (_json_kind(value), struct))
-    out = {}
-    for f in fields:
-        v = _fold_get(value, f)
-        if v is not None and not isinstance(v, str):
+    for key, v in value.items():
+        name = key if key in exact else lowered.get(key.lower())
+        if name is None:
+            continue
+        if v is None:
+            continue
+        if not isinstance(v, str):
             raise _PropError("json: cannot unmarshal %s into Go struct field %s.%s of type string"
-                             % (_json_kind(v), struct, f))
-        out[f] = v or ""
+                             % (_json_kind(v), struct, name))
+        out[name] = v
     return out
 
 
+_CSV_FIELD_KINDS = {}
+for _f in _CSV_STRING_FIELDS:
+    _CSV_FIELD_KINDS[_f.lower()] = (_f, "string")
+for _f in _CSV_STRING_MAPS:
+    _CSV_FIELD_KINDS[_f.lower()] = (_f, "map[string]string")
+for _f in _CSV_LIST_FIELDS:
+    _CSV_FIELD_KINDS[_f.lower()] = (_f, "[]")
+
+
 def _check_csv_metadata(value):
+    """Type checks Go's decode of olm.csv.metadata would fail on (the fields the engine can judge)."""
     if value is None:
         return
     if not isinstance(value, dict):
         raise _PropError("json: cannot unmarshal %s into Go value of type property.CSVMetadata" % _json_kind(value))
-    for f in _CSV_STRING_FIELDS:
-        v = _fold_get(value, f)
-        if v is not None and not isinstance(v, str):
-            raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type string"
-                             % (_json_kind(v), f))
-    for f in _CSV_STRING_MAPS:
-        v = _fold_get(value, f)
+    for key, v in value.items():
         if v is None:
             continue
-        if not isinstance(v, dict):
-            raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type "
-                             "map[string]string" % (_json_kind(v), f))
-        for item in v.values():
-            if item is not None and not isinstance(item, str):
+        spec = _CSV_FIELD_KINDS.get(key.lower())
+        if spec is None:
+            continue
+        name, kind = spec
+        if kind == "string":
+            if v.__class__ is not str:
                 raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type string"
-                                 % (_json_kind(item), f))
-    for f in _CSV_LIST_FIELDS:
-        v = _fold_get(value, f)
-        if v is not None and not isinstance(v, list):
-            raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type []"
-                             % (_json_kind(v), f))
+                                 % (_json_kind(v), name))
+        elif kind == "[]":
+            if v.__class__ is not list:
+                raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type []"
+                                 % (_json_kind(v), name))
+        else:
+            if v.__class__ is not dict:
+                raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type "
+                                 "map[string]string" % (_json_kind(v), name))
+            for item in v.values():
+                if item is not None and item.__class__ is not str:
+                    raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type string"
+                                     % (_json_kind(item), name))
+
+
+def _check_struct(value, typ):
+    """Validate a string-field struct property without building it (only olm.package values are needed)."""
+    if value.__class__ is dict:
+        for v in value.values():
+            if v is not None and v.__class__ is not str:
+                return _decode_struct(value, typ)  # slow path finds the offending field (if it is one)
+        return None
+    return _decode_struct(value, typ)
 
 
 @dataclass
 class ParsedProperties:
-    """property.Properties: typed views of a property list (only what the engine needs)."""
+    """property.Properties: decoded olm.package values, counts of the other typed properties, unknown ones."""
 
     packages: List[Dict[str, str]] = field(default_factory=list)
-    packages_required: List[Dict[str, str]] = field(default_factory=list)
-    gvks: List[Dict[str, str]] = field(default_factory=list)
-    gvks_required: List[Dict[str, str]] = field(default_factory=list)
+    packages_required: int = 0
+    gvks: int = 0
+    gvks_required: int = 0
     bundle_objects: int = 0
     csv_metadatas: int = 0
     channels: List[Dict[str, Any]] = field(default_factory=list)
@@ -153,10 +175,17 @@ def parse_properties(props):
                 # Go: a nil json.RawMessage cannot be unmarshalled
                 raise _PropError("unexpected end of JSON input")
             value = prop["value"]
-            if typ in _STRING_STRUCTS:
-                decoded = _decode_struct(value, typ)
-                {PROPERTY_PACKAGE: out.packages, PROPERTY_PACKAGE_REQUIRED: out.packages_required,
-                 PROPERTY_GVK: out.gvks, PROPERTY_GVK_REQUIRED: out.gvks_required}[typ].append(decoded)
+            if typ == PROPERTY_PACKAGE:
+                out.packages.append(_decode_struct(value, typ))
+            elif typ in _STRING_STRUCTS:
+                # only counted: the engine never needs the decoded GVK / required-package values
+                _check_struct(value, typ)
+                if typ == PROPERTY_GVK:
+                    out.gvks += 1
+                elif typ == PROPERTY_GVK_REQUIRED:
+                    out.gvks_required += 1
+                else:
+                    out.packages_required += 1
             elif typ == PROPERTY_BUNDLE_OBJECT:
                 if value is not None and not isinstance(value, dict):
                     raise _PropError("json: cannot unmarshal %s into Go value of type property.BundleObject"
@@ -243,6 +272,8 @@ class Bundle:
     object_count: int = 0
     version: semver.Version = ZERO_VERSION
     release: tuple = ()
+    # property.Parse result for `properties` (set by convert_to_model; avoids parsing twice)
+    parsed: Optional[ParsedProperties] = field(default=None, repr=False)
 
     def version_string(self):
         if self.release:
@@ -267,11 +298,12 @@ class Bundle:
             subs.append("package must be set")
         if self.channel is not None and self.package is not None and self.package is not self.channel.package:
             subs.append("package does not match channel's package")
-        props = None
-        try:
-            props = parse_properties(self.properties)
-        except FBCError as e:
-            subs.append(str(e))
+        props = self.parsed
+        if props is None:
+            try:
+                props = parse_properties(self.properties)
+            except FBCError as e:
+                subs.append(str(e))
         for i, skip in enumerate(self.skips):
             if skip == "":
                 subs.append("skip[%d] is empty" % i)
@@ -487,25 +519,42 @@ def _go_v_struct_ref(ref):
 
 
 class _Sink:
-    """Either raises at the first problem (opm) or records every problem (collect mode)."""
+    """Either raises at the first problem (opm) or records every problem (collect mode).
 
-    def __init__(self, collect):
+    beyond_opm collects problems found by checks opm skips (its E1 quirk), which must never be taken for
+    the error opm itself would print.
+    """
+
+    def __init__(self, collect, beyond_opm=None):
         self.collect = collect
+        self.beyond_opm = beyond_opm
 
     def error(self, message):
         if self.collect is None:
             raise ConvertError(message)
         self.collect.append(message)
 
+    def extra(self, message):
+        if self.collect is not None:
+            self.collect.append(message)
+            if self.beyond_opm is not None:
+                self.beyond_opm.add(message)
 
-def convert_to_model(cfg, collect=None, validate=True):
+
+def _missing_bundles_message(pkg_name, entries):
+    return "no olm.bundle blobs found in package %s for olm.channel entries [%s]" % (
+        q(pkg_name), " ".join(sorted(entries, key=go_sort_key)))
+
+
+def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
     """declcfg.ConvertToModel. Returns a Model.
 
     collect=None: raise ConvertError at the first sequential problem, then ValidationTree from model validation
     (exactly opm's behaviour). collect=list: append every sequential problem message and continue; model
-    validation is then left to the caller (validate=False is implied).
+    validation is then left to the caller (validate=False is implied). beyond_opm (a set) receives the
+    collected messages opm itself would not produce (entries without bundles in non-last channels).
     """
-    sink = _Sink(collect)
+    sink = _Sink(collect, beyond_opm)
     model = Model()
     default_channels = {}
 
@@ -637,14 +686,13 @@ def convert_to_model(cfg, collect=None, validate=True):
                 mb.object_count = object_count
                 mb.version = version
                 mb.release = release
+                mb.parsed = props
         if not found:
             sink.error("package %s, bundle %s not found in any channel entries" % (q(pkg_name), q(b_name)))
 
-    missing_source = last_channel_entries if collect is None else all_channel_entries
-    for pkg_name, entries in missing_source.items():
+    for pkg_name, entries in last_channel_entries.items():
         if entries:
-            sink.error("no olm.bundle blobs found in package %s for olm.channel entries [%s]"
-                       % (q(pkg_name), " ".join(sorted(entries, key=go_sort_key))))
+            sink.error(_missing_bundles_message(pkg_name, entries))
 
     for mpkg in model.values():
         dc_name = default_channels.get(mpkg.name, "")
@@ -708,6 +756,14 @@ def convert_to_model(cfg, collect=None, validate=True):
                 sink.error("cannot deprecate object %s referenced by entry %d for package %s: object schema unknown"
                            % (_go_v_struct_ref(ref), j, q(pkg_name)))
 
+    # opm only checks the last channel of each package above; report the entries of the other channels too,
+    # after opm's own checks (model validation would otherwise only say "bundle image must be set")
+    for pkg_name, entries in all_channel_entries.items():
+        reported = last_channel_entries.get(pkg_name) or {}
+        rest = [e for e in entries if e not in reported]
+        if rest:
+            sink.extra(_missing_bundles_message(pkg_name, rest))
+
     if collect is None and validate:
         err = model.validate()
         if err is not None:
@@ -731,6 +787,21 @@ class ValidationResult:
     bundles: int = 0
     opm_error: Optional[str] = None
 
+    def opm_output(self):
+        """What `opm validate -o json|yaml` prints (v1.68+), as a dict."""
+        if self.opm_error is None:
+            return {"passed": True}
+        return {"passed": False, "error": {"message": self.opm_error}}
+
+    def opm_json(self):
+        """`opm validate -o json` stdout (2-space indented, trailing newline)."""
+        text = json.dumps(self.opm_output(), indent=2, ensure_ascii=False)
+        # Go's encoder escapes HTML characters and the JS line separators here (default SetEscapeHTML(true))
+        for raw, esc in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+            text = text.replace(raw, esc)
+        return text + "\n"
+
 
 def _tree_paths(tree, prefix, out):
     for sub in tree.sub_errors:
@@ -743,13 +814,15 @@ def _tree_paths(tree, prefix, out):
 def validate_config(cfg):
     """Validate a loaded DeclarativeConfig, gathering every sequential and model problem."""
     sequential = []
-    model = convert_to_model(cfg, collect=sequential)
+    beyond_opm = set()
+    model = convert_to_model(cfg, collect=sequential, beyond_opm=beyond_opm)
     tree = model.validate()
     errors = list(sequential)
     if tree is not None:
         _tree_paths(tree, [], errors)
-    if sequential:
-        opm_error = sequential[0]
+    opm_visible = [e for e in sequential if e not in beyond_opm]
+    if opm_visible:
+        opm_error = opm_visible[0]
     else:
         opm_error = str(tree) if tree is not None else None
     return ValidationResult(valid=not errors, errors=errors, packages=len(model), bundles=model.bundle_count(),

@@ -20,20 +20,25 @@ import shutil
 import subprocess
 import tempfile
 
-import yaml
+try:
+    import yaml
+except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the modules report it missing
+    yaml = None
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load as core_load
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig, go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, WriteError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.migrate import (
-    MIGRATE_NONE,
     check_migrate_level,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.release import (
+    ALLOWED_BUNDLE_REGISTRIES,
     apply_release_config,
     bundle_pullspec,
+    check_bundle_registry,
     check_catalog_name,
+    is_catalog_v4_17_plus,
     migrate_level_for_catalog,
     parse_ci_fbc,
     parse_release_config,
@@ -57,7 +62,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_e
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import (
     get_ci,
     go_marshal_indent,
-    load_first_document,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.write import (
     check_path_component,
@@ -68,6 +72,32 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.write impo
 OPM_COMPAT_CURRENT = "current"
 DIFF_MAX_BYTES = 128 * 1024
 _EXT = {"yaml": ".yaml", "json": ".json"}
+
+
+# Registry options shared by the modules that may pull bundle images (argument spec fragment).
+REGISTRY_OPTIONS = dict(
+    registry_username=dict(type="str"),
+    registry_password=dict(type="str", no_log=True),
+    docker_config=dict(type="path"),
+    ca_file=dict(type="path"),
+    validate_certs=dict(type="bool", default=True),
+    plain_http=dict(type="bool", default=False),
+    timeout=dict(type="int", default=60),
+)
+
+
+def puller_factory(params):
+    """A factory for the OCI image puller built from module params (None when ``pull`` is false)."""
+    if not params.get("pull", True):
+        return None
+
+    def factory():
+        from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
+        return make_image_puller(username=params.get("registry_username"), password=params.get("registry_password"),
+                                 docker_config=params.get("docker_config"), ca_file=params.get("ca_file"),
+                                 verify=params.get("validate_certs", True), plain_http=params.get("plain_http", False),
+                                 timeout=params.get("timeout", 60))
+    return factory
 
 
 class PublishError(FBCError):
@@ -243,7 +273,7 @@ def render_outputs(template_data, renderer, dest, output_format="yaml", migrate_
             cfg = rendered(level)
             these = catalog_files(cfg, os.path.join(dest, ocp), output_format)
             pkgs, bundles = summarize(cfg)
-            renders.append({"ocp_version": ocp, "migrate_level": level, "files": [p for p, _ in these],
+            renders.append({"ocp_version": ocp, "migrate_level": level, "files": [f[0] for f in these],
                             "packages": pkgs, "bundles": bundles})
             files.extend(these)
     else:
@@ -254,7 +284,7 @@ def render_outputs(template_data, renderer, dest, output_format="yaml", migrate_
         else:
             these = [(dest, dumps(cfg, output_format))]
         pkgs, bundles = summarize(cfg)
-        renders.append({"ocp_version": None, "migrate_level": level, "files": [p for p, _ in these],
+        renders.append({"ocp_version": None, "migrate_level": level, "files": [f[0] for f in these],
                         "packages": pkgs, "bundles": bundles})
         files.extend(these)
     return files, renders
@@ -328,21 +358,36 @@ def make_diff(path, before, after, max_bytes=DIFF_MAX_BYTES):
 
 # --------------------------------------------------------------------------------------------- templates
 
-class _OrderedDumper(yaml.SafeDumper):
-    """PyYAML dumper: key order kept, block style, no line folding (close to ruamel's output of the pipeline)."""
+_YAML = {}
 
 
-def _str_representer(dumper, value):
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+def _yaml_classes():
+    """(loader, dumper) classes, built on first use: a SafeLoader keeping timestamps as strings (they are plain
+    strings to opm's JSON round trip) and a SafeDumper keeping key order, block style and literal multi-line
+    strings (close to the ruamel output of the community pipeline)."""
+    if not _YAML:
+        class EditLoader(yaml.SafeLoader):
+            pass
 
+        EditLoader.yaml_implicit_resolvers = dict(
+            (k, [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"])
+            for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items())
 
-_OrderedDumper.add_representer(str, _str_representer)
+        class OrderedDumper(yaml.SafeDumper):
+            pass
+
+        def str_representer(dumper, value):
+            style = "|" if "\n" in value else None
+            return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+        OrderedDumper.add_representer(str, str_representer)
+        _YAML["loader"], _YAML["dumper"] = EditLoader, OrderedDumper
+    return _YAML["loader"], _YAML["dumper"]
 
 
 def dump_yaml_document(doc):
     """``---`` + the document in block style, key order preserved."""
-    return yaml.dump(doc, Dumper=_OrderedDumper, explicit_start=True, sort_keys=False, allow_unicode=True,
+    return yaml.dump(doc, Dumper=_yaml_classes()[1], explicit_start=True, sort_keys=False, allow_unicode=True,
                      default_flow_style=False, width=2 ** 31 - 1)
 
 
@@ -351,6 +396,24 @@ def text_format(data):
     if isinstance(data, bytes):
         data = data.decode("utf-8", "replace")
     return "json" if data.lstrip().startswith("{") else "yaml"
+
+
+def load_template_for_edit(data):
+    """First document of a template file as plain ordered data (key order kept, unlike the Go-semantics loader) for
+    editing; None for an empty file."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    try:
+        if text_format(data) == "json":
+            doc, _end = json.JSONDecoder().raw_decode(data.lstrip())
+            return doc
+        for doc in yaml.load_all(data, Loader=_yaml_classes()[0]):
+            return doc
+    except ValueError as e:
+        raise PublishError("cannot parse template: %s" % e) from None
+    except yaml.YAMLError as e:
+        raise PublishError("cannot parse template: %s" % e) from None
+    return None
 
 
 def dump_template(doc, output_format="yaml"):
@@ -385,6 +448,36 @@ def template_images(doc):
     return out
 
 
+# --------------------------------------------------------------------------------------------- community checks
+
+_CATALOG_DIR_RE = re.compile(r"^v\d+\.\d+$")
+
+
+def catalog_version_of(path):
+    """The OpenShift catalog version (``vX.Y``) a path lies in (``catalogs/v4.20/<pkg>/catalog.yaml``), or None."""
+    for part in reversed(os.path.abspath(path).split(os.sep)):
+        if _CATALOG_DIR_RE.match(part):
+            return part
+    return None
+
+
+def community_checks(cfg, ocp_version=None, allowed_registries=ALLOWED_BUNDLE_REGISTRIES):
+    """operator-pipelines static checks on catalogs: bundle images come from an allowed registry, and catalogs of
+    OpenShift v4.17 and later carry no ``olm.bundle.object`` properties. Returns a list of problems."""
+    problems = []
+    new_format = ocp_version is not None and is_catalog_v4_17_plus(ocp_version)
+    for b in cfg.bundles:
+        name, image = b.get("name") or "", b.get("image") or ""
+        if image and not check_bundle_registry(image, tuple(allowed_registries)):
+            problems.append("bundle %s: image %s is not from an allowed registry (%s)"
+                            % (json.dumps(name), json.dumps(image), ", ".join(allowed_registries)))
+        if new_format and any(isinstance(p, dict) and p.get("type") == "olm.bundle.object"
+                              for p in b.get("properties") or ()):
+            problems.append("bundle %s: catalog %s must not contain olm.bundle.object properties (render with "
+                            "--migrate-level bundle-object-to-csv-metadata)" % (json.dumps(name), ocp_version))
+    return problems
+
+
 # --------------------------------------------------------------------------------------------- git
 
 class GitRepo:
@@ -403,9 +496,12 @@ class GitRepo:
         env.update(self.env or {})
         env.update(kwargs.pop("env", None) or {})
         check = kwargs.pop("check", True)
-        proc = subprocess.run([self.git] + list(args), cwd=cwd, input=data, capture_output=True, env=env)
+        proc = subprocess.run([self.git] + list(args), cwd=cwd, input=data, capture_output=True, env=env, check=False)
         if check and proc.returncode != 0:
-            raise PublishError("git %s failed (exit %d): %s" % (" ".join(args[:2]), proc.returncode,
+            words = list(args)
+            while words[:1] == ["-c"]:
+                words = words[2:]
+            raise PublishError("git %s failed (exit %d): %s" % (" ".join(words[:1]), proc.returncode,
                                                                proc.stderr.decode("utf-8", "replace").strip()))
         return proc
 
@@ -474,6 +570,24 @@ def bundle_files(bundle_path):
     return out
 
 
+_RC_SNAKE = {"default_channel": "defaultChannel", "skip_range": "skipRange"}
+
+
+def normalize_release_config(rc):
+    """Accept snake_cased release-config keys (ansible-operator converts camelCase CR fields): ``default_channel`` and
+    ``skip_range`` become the pipeline's ``defaultChannel`` and ``skipRange``. Other input is returned unchanged."""
+    if not isinstance(rc, dict) or not isinstance(rc.get("catalog_templates"), list):
+        return rc
+    items = []
+    for it in rc["catalog_templates"]:
+        if isinstance(it, dict):
+            it = dict((_RC_SNAKE.get(k, k), v) for k, v in it.items())
+        items.append(it)
+    out = dict(rc)
+    out["catalog_templates"] = items
+    return out
+
+
 class ReleasePlan:
     """Everything ``catalog_release`` would change: ``files`` {repo-relative path: bytes} (full desired content of
     each touched path), plus metadata for the module result."""
@@ -518,6 +632,7 @@ def plan_release(repo, ref, package, version, bundle_path, release_config=None, 
 
     rc_path = ver_dir + "/release-config.yaml"
     if release_config is not None:
+        release_config = normalize_release_config(release_config)
         rc = parse_release_config(release_config)
         plan.files[rc_path] = dump_yaml_document(release_config).encode("utf-8")
     elif rc_path in existing:
@@ -541,17 +656,19 @@ def plan_release(repo, ref, package, version, bundle_path, release_config=None, 
         raise PublishError("%s: fbc.enabled is not true; release-config.yaml needs an FBC-enabled operator" % ci_path)
 
     templates = {}
+    sources = {}
     formats = {}
     for m in fbc.catalog_mapping:
         p = "%s/catalog-templates/%s" % (op_dir, m.template_name)
         data = existing.get(p)
-        templates[m.template_name] = load_first_document(data) if data is not None else None
+        sources[m.template_name] = data
+        templates[m.template_name] = load_template_for_edit(data) if data is not None else None
         formats[m.template_name] = text_format(data) if data is not None else "yaml"
     changed, tasks, catalogs = apply_release_config(rc, fbc, templates, package, image, plan.csv_name)
     plan.templates_changed = changed
     for name in changed:
-        plan.files["%s/catalog-templates/%s" % (op_dir, name)] = dump_template(templates[name],
-                                                                                formats[name]).encode("utf-8")
+        sources[name] = dump_template(templates[name], formats[name]).encode("utf-8")
+        plan.files["%s/catalog-templates/%s" % (op_dir, name)] = sources[name]
 
     cat_paths = [p for p in tree if p.startswith("catalogs/") and p.split("/")[2:3] == [package]]
     committed = repo.read_blobs(ref, cat_paths)
@@ -559,7 +676,7 @@ def plan_release(repo, ref, package, version, bundle_path, release_config=None, 
     lookup, state = build_lookup(lookup_paths, bundle_images={image: bundle_path}, puller_factory=puller_factory,
                                  catalogs=cat_cfgs)
     try:
-        results = render_tasks(tasks, templates, lookup, opm_compat=opm_compat)
+        results = render_tasks(tasks, sources, lookup, opm_compat=opm_compat)
     finally:
         cleanup_lookup(state)
     for task, cfg in results:

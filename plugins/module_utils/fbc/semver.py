@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import functools
+import re
 
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")
@@ -22,8 +23,13 @@ class SemverError(ValueError):
     """A blang/semver parse error; str() is the Go error text."""
 
 
+_PLAIN_ASCII_RE = re.compile(r'[\x20\x21\x23-\x5b\x5d-\x7e]*\Z')
+
+
 def go_quote(s):
     """Go's strconv.Quote (the %q verb) for a Python str."""
+    if _PLAIN_ASCII_RE.match(s):
+        return '"' + s + '"'
     out = ['"']
     for ch in s:
         o = ord(ch)
@@ -62,8 +68,11 @@ def go_quote(s):
     return "".join(out)
 
 
+_ONLY = {id(_NUMBERS): re.compile(r"[0-9]*\Z"), id(_ALPHANUM): re.compile(r"[0-9A-Za-z-]*\Z")}
+
+
 def _contains_only(s, allowed):
-    return all(c in allowed for c in s)
+    return _ONLY[id(allowed)].match(s) is not None
 
 
 def _has_leading_zeroes(s):

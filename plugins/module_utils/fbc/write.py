@@ -15,11 +15,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import decimal
 import functools
 import json
 import os
 import re
 import tempfile
+from json import encoder as _json_encoder
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import goyaml
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import (
@@ -166,18 +168,59 @@ def _go_json_fixups(text, escape_html):
     return text
 
 
+_INF = float("inf")
+
+
+def go_json_float(f):
+    """Go encoding/json's float64 text: shortest digits, fixed notation for 1e-6 <= |f| < 1e21, else
+    exponent notation without a leading zero in the exponent (1e-07 -> 1e-7)."""
+    if f != f or f in (_INF, -_INF):
+        raise WriteError("json: unsupported value: %s" % ("NaN" if f != f else "+Inf" if f > 0 else "-Inf"))
+    a = abs(f)
+    r = repr(f)
+    if a != 0 and (a < 1e-6 or a >= 1e21):
+        if len(r) >= 4 and r[-4] == "e" and r[-3] == "-" and r[-2] == "0":
+            r = r[:-2] + r[-1]
+        return r
+    if "e" in r:
+        r = format(decimal.Decimal(r), "f")
+    if r.endswith(".0"):
+        r = r[:-2]
+    return r
+
+
+def _unserializable(o):
+    raise TypeError("Object of type %s is not JSON serializable" % type(o).__name__)
+
+
+def _json_text(obj):
+    """json.dumps(obj, indent=4, ensure_ascii=False) with Go's float formatting."""
+    make = getattr(_json_encoder, "_make_iterencode", None)
+    if make is None:  # pragma: no cover - every CPython 3 has it
+        return json.dumps(obj, indent=4, ensure_ascii=False, allow_nan=False)
+    iterencode = make({}, _unserializable, _json_encoder.encode_basestring, "    ", go_json_float, ": ", ",",
+                      False, False, False)
+    return "".join(iterencode(obj, 0))
+
+
 def json_document(obj, escape_html=False):
     """One object as Go's json.Encoder with SetIndent("", "    ") writes it (trailing newline included)."""
     try:
-        text = json.dumps(obj, indent=4, ensure_ascii=False, allow_nan=False)
+        text = _json_text(obj)
     except (TypeError, ValueError) as e:
         raise WriteError("json: unsupported value: %s" % e) from None
     return _go_json_fixups(text, escape_html) + "\n"
 
 
+def iter_json(cfg, escape_html=False):
+    """opm's WriteJSON, one document string at a time."""
+    for obj in ordered_objects(cfg):
+        yield json_document(obj, escape_html)
+
+
 def dumps_json(cfg, escape_html=False):
     """opm's WriteJSON as a string. escape_html=False is what opm uses (SetEscapeHTML(false))."""
-    return "".join(json_document(obj, escape_html) for obj in ordered_objects(cfg))
+    return "".join(iter_json(cfg, escape_html))
 
 
 # ----------------------------------------------------------------------------------------- YAML (go-yaml v2)
@@ -189,6 +232,10 @@ _BREAKS = "\r\n\x85\u2028\u2029"
 # Characters go-yaml v2's is_printable rejects (tab, CR, C1 controls, BOM, U+FFFE/F, and everything outside the BMP).
 _SPECIAL_RE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
 _DQ_ESCAPE_RE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]|[\"\\\\\x85\u2028\u2029]")
+_ANY_BREAK_RE = re.compile("[\r\n\x85\u2028\u2029]")
+# Strings that are certainly plain scalars without folding: no spaces, indicators or quotes, first character
+# a letter (the only letter-initial non-strings are the bool/null words checked separately).
+_SAFE_PLAIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9._/@+=-]*\Z")
 _BREAK_SPACE_RE = re.compile("[\r\n\x85\u2028\u2029] ")
 _SPACE_BREAK_RE = re.compile(" [\r\n\x85\u2028\u2029]")
 _COLON_WS_RE = re.compile(":(?:[ \t]|\\Z)")
@@ -201,6 +248,18 @@ _DQ_SIMPLE = {"\x00": "0", "\x07": "a", "\x08": "b", "\t": "t", "\n": "n", "\x0b
 def resolves_to_non_string(s):
     """True if go-yaml v2 would read the plain scalar s as something other than a string."""
     return goyaml.resolve(s)[0] != goyaml.STR
+
+
+_NEL_RUN_RE = re.compile(" *\x85[ \x85]*")
+
+
+def _fold_nel(value):
+    """opm writes YAML by re-parsing its JSON as YAML: a raw NEL (U+0085, the only line break Go's JSON encoder
+    leaves unescaped) is then folded like a line break inside a double-quoted scalar. Reproduce that change."""
+    def repl(m):
+        breaks = m.group(0).count("\x85")
+        return " " if breaks == 1 else "\n" * (breaks - 1)
+    return _NEL_RUN_RE.sub(repl, value)
 
 
 def _analyze(value):
@@ -220,7 +279,7 @@ def _analyze(value):
         elif "#" in rest and _HASH_AFTER_WS_RE.search(value):
             block_ind = True
     special = _SPECIAL_RE.search(value) is not None
-    line_breaks = any(b in value for b in _BREAKS)
+    line_breaks = _ANY_BREAK_RE.search(value) is not None
     block_plain = single_ok = block_ok = True
     if value[0] == " " or value[-1] == " " or value[0] in _BREAKS or value[-1] in _BREAKS:
         block_plain = False
@@ -333,7 +392,7 @@ def yaml_sorted_keys(keys):
 class _YAMLEmitter:
     """Block-style subset of go-yaml v2's emitter state machine, enough for JSON-shaped documents."""
 
-    __slots__ = ("out", "column", "indent", "whitespace", "indention", "open_ended")
+    __slots__ = ("out", "column", "indent", "whitespace", "indention")
 
     def __init__(self):
         self.out = []
@@ -341,7 +400,6 @@ class _YAMLEmitter:
         self.indent = -1
         self.whitespace = True
         self.indention = True
-        self.open_ended = False
 
     # -- low level
     def put(self, s):
@@ -367,7 +425,6 @@ class _YAMLEmitter:
         self.put(indicator)
         self.whitespace = is_whitespace
         self.indention = self.indention and is_indention
-        self.open_ended = False
 
     def increase_indent(self, flow, indentless):
         old = self.indent
@@ -414,10 +471,15 @@ class _YAMLEmitter:
 
     def emit_mapping(self, mapping):
         old = self.increase_indent(False, False)
+        if any("\x85" in k for k in mapping):
+            # keys fold like values (see _fold_nel); later duplicates win as in go-yaml's map decoding
+            mapping = {_fold_nel(k) if "\x85" in k else k: v for k, v in mapping.items()}
         for key in yaml_sorted_keys(mapping):
             self.write_indent()
-            if any(b in key for b in _BREAKS) or len(key.encode("utf-8")) > 128:
-                # Not a simple key: go-yaml uses the explicit "? key" / ": value" form.
+            simple = (len(key) <= 128 and _SAFE_PLAIN_RE.match(key) is not None) or not (
+                _ANY_BREAK_RE.search(key) is not None or len(key.encode("utf-8")) > 128)
+            if not simple:
+                # go-yaml's check_simple_key failed: explicit "? key" / ": value" form
                 self.write_indicator("?", True, False, True)
                 self.emit_node(key, mapping=True)
                 self.write_indent()
@@ -447,6 +509,18 @@ class _YAMLEmitter:
         self.indent = old
 
     def emit_string(self, value, simple_key):
+        if "\x85" in value:
+            value = _fold_nel(value)
+        if _SAFE_PLAIN_RE.match(value) is not None and value not in goyaml.BOOL_VALUES and value not in goyaml.NULL_VALUES:
+            # fast path: single plain token, nothing to quote or fold
+            if not self.whitespace:
+                self.out.append(" ")
+                self.column += 1
+            self.out.append(value)
+            self.column += len(value)
+            self.whitespace = False
+            self.indention = False
+            return
         multiline, block_plain, single_ok, block_ok = _analyze(value)
         if "\n" in value:
             style = "|"
@@ -504,26 +578,41 @@ class _YAMLEmitter:
         self.indention = False
 
     def write_single_quoted(self, value, allow_breaks):
-        # Only reached for single-line values (multi-line strings are literal or double-quoted).
         self.write_indicator("'", True, False, False)
-        quoted = value.replace("'", "''")
-        if not allow_breaks or self.column + len(quoted) <= _BEST_WIDTH + 1 or " " not in value:
-            self.put(quoted)
+        if ((not allow_breaks or self.column + len(value) <= _BEST_WIDTH + 1 or " " not in value)
+                and _ANY_BREAK_RE.search(value) is None):
+            self.put(value.replace("'", "''"))
         else:
+            # port of yaml_emitter_write_single_quoted_scalar: folds at spaces past the width, and writes
+            # line-break characters (only U+2028/U+2029 can get here) followed by re-indentation
             spaces = False
+            breaks = False
             n = len(value)
             for i, ch in enumerate(value):
                 if ch == " ":
-                    if (not spaces and self.column > _BEST_WIDTH and 0 < i < n - 1
+                    if (allow_breaks and not spaces and self.column > _BEST_WIDTH and 0 < i < n - 1
                             and value[i + 1] != " "):
                         self.write_indent()
                     else:
                         self.put(ch)
                     spaces = True
+                elif ch in _BREAKS:
+                    if not breaks and ch == "\n":
+                        self.put_break()
+                    if ch == "\n":
+                        self.put_break()
+                    else:
+                        self.out.append(ch)
+                        self.column = 0
+                    self.indention = True
+                    breaks = True
                 else:
+                    if breaks:
+                        self.write_indent()
                     self.put("''" if ch == "'" else ch)
                     self.indention = False
                     spaces = False
+                    breaks = False
         self.write_indicator("'", False, False, False)
         self.whitespace = False
         self.indention = False
@@ -573,12 +662,10 @@ class _YAMLEmitter:
         self.write_indicator("|", True, False, False)
         if value[0] in " " + _BREAKS:
             self.write_indicator(str(_BEST_INDENT), False, False, False)
-        self.open_ended = False
         if value[-1] not in _BREAKS:
             self.write_indicator("-", False, False, False)
         elif len(value) == 1 or value[-2] in _BREAKS:
             self.write_indicator("+", False, False, False)
-            self.open_ended = True
         self.put_break()
         self.indention = True
         self.whitespace = True
@@ -600,10 +687,8 @@ class _YAMLEmitter:
         self.emit_node(obj)
         # document end: implicit, so only a final line break
         self.write_indent()
-        text = "".join(self.out)
-        if self.open_ended:
-            text += "...\n"
-        return text
+        # go-yaml's encoder.finish() clears open_ended before the stream end, so no "..." is ever written
+        return "".join(self.out)
 
 
 _LINE_SPLIT_RE = re.compile("([\r\n\x85\u2028\u2029])")
@@ -620,9 +705,15 @@ def yaml_document(obj):
     return _YAMLEmitter().document(obj)
 
 
+def iter_yaml(cfg):
+    """opm's WriteYAML, one document string at a time (each prefixed with '---\\n')."""
+    for obj in ordered_objects(cfg):
+        yield "---\n" + yaml_document(obj)
+
+
 def dumps_yaml(cfg):
-    """opm's WriteYAML as a string: every object prefixed with '---\\n'."""
-    return "".join("---\n" + yaml_document(obj) for obj in ordered_objects(cfg))
+    """opm's WriteYAML as a string."""
+    return "".join(iter_yaml(cfg))
 
 
 # ----------------------------------------------------------------------------------------- files
@@ -636,15 +727,20 @@ def check_path_component(name, what="package"):
 
 
 def atomic_write(path, data, mode=0o644):
-    """Write data (str or bytes) to path via a temporary file in the same directory and an atomic rename."""
+    """Write data (str, bytes, or an iterable of str chunks) to path via a temporary file in the same directory
+    and an atomic rename: readers see the old or the new content, never a partial file."""
     path = os.fspath(path)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, bytes):
+                f.write(data)
+            elif isinstance(data, str):
+                f.write(data.encode("utf-8"))
+            else:
+                for chunk in data:
+                    f.write(chunk.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
@@ -657,10 +753,10 @@ def atomic_write(path, data, mode=0o644):
         raise
 
 
-_FORMATS = {"json": (dumps_json, ".json"), "yaml": (dumps_yaml, ".yaml")}
+_FORMATS = {"json": (iter_json, ".json"), "yaml": (iter_yaml, ".yaml")}
 
 
-def dumps(cfg, output_format="yaml"):
+def _iter_format(cfg, output_format):
     try:
         fn = _FORMATS[output_format][0]
     except KeyError:
@@ -668,9 +764,13 @@ def dumps(cfg, output_format="yaml"):
     return fn(cfg)
 
 
+def dumps(cfg, output_format="yaml"):
+    return "".join(_iter_format(cfg, output_format))
+
+
 def write_file(cfg, path, output_format="yaml"):
-    """Render cfg completely in memory, then atomically replace path (no partial output on error)."""
-    atomic_write(path, dumps(cfg, output_format))
+    """Stream cfg to a temporary file, then atomically replace path (no partial output on error)."""
+    atomic_write(path, _iter_format(cfg, output_format))
 
 
 def split_by_package(cfg):
@@ -708,25 +808,24 @@ def split_by_package(cfg):
 def write_fs(cfg, root_dir, output_format="yaml"):
     """opm's WriteFS: <root>/<pkg>/catalog.<ext> per package plus <root>/catalog.<ext> for package-less others.
 
-    All names are checked and all content rendered before anything is written.
+    Every package name is checked before anything is written; each file is streamed to a temporary file and
+    renamed into place, so a file is either complete or untouched. Returns the written paths.
     """
-    try:
-        ext = _FORMATS[output_format][1]
-    except KeyError:
-        raise WriteError("invalid output format %s" % json.dumps(output_format)) from None
+    if output_format not in _FORMATS:
+        raise WriteError("invalid output format %s" % json.dumps(output_format))
+    ext = _FORMATS[output_format][1]
     names, by_pkg, root_others = split_by_package(cfg)
-    rendered = []
     for name in names:
         check_path_component(name, "package")
-        rendered.append((os.path.join(root_dir, name), dumps(by_pkg[name], output_format)))
+    jobs = [(os.path.join(root_dir, name), by_pkg[name]) for name in names]
     if root_others:
-        rendered.append((root_dir, dumps(DeclarativeConfig(others=root_others), output_format)))
+        jobs.append((root_dir, DeclarativeConfig(others=root_others)))
     written = []
-    for directory, text in rendered:
+    for directory, part in jobs:
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, "catalog" + ext)
         try:
-            atomic_write(path, text)
+            write_file(part, path, output_format)
         except OSError as e:
             raise WriteError("write file %s: %s" % (json.dumps(path), e.strerror or e), path=path) from None
         written.append(path)

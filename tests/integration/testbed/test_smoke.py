@@ -1,5 +1,6 @@
 """Testbed smoke tests: each proves one behaviour of the real control plane, KWOK and OLM processes."""
 
+import json
 import os
 import time
 
@@ -76,7 +77,8 @@ def test_daemonset_gets_one_ready_pod_per_node(api, namespace, testbed):
         st = ds.status
         return st.desired_number_scheduled == nodes and st.number_ready == nodes
 
-    wait_for(apps.list_namespaced_daemon_set, all_ready, 90, "daemonset agent ready on every node", namespace=namespace, field_selector="metadata.name=agent")
+    # One pod per node: allow more time on a large testbed (1000 nodes take about a minute).
+    wait_for(apps.list_namespaced_daemon_set, all_ready, 60 + nodes * 0.2, "daemonset agent ready on every node", namespace=namespace, field_selector="metadata.name=agent")
     pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector="app=agent").items
     assert sorted(p.spec.node_name for p in pods) == sorted(f"kwok-node-{i}" for i in range(nodes))
     assert all(any(c.type == "Ready" and c.status == "True" for c in p.status.conditions) for p in pods)
@@ -120,8 +122,9 @@ def test_restricted_namespace_rejects_a_privileged_pod(api):
                 },
             )
         assert err.value.status == 403
-        assert 'violates PodSecurity "restricted:latest"' in err.value.body
-        assert "privileged" in err.value.body
+        message = json.loads(err.value.body)["message"]
+        assert 'violates PodSecurity "restricted:latest"' in message
+        assert "privileged" in message
         # A compliant pod is accepted in the same namespace: the rejection is PSA's, not a blanket deny.
         core.create_namespaced_pod(name, {"metadata": {"name": "ok"}, "spec": {"containers": [_restricted_container("c", "example.invalid/ok:v1")]}})
     finally:

@@ -152,3 +152,58 @@ def test_unwritable_values_raise_fbc_error():
         W.dumps_yaml(DeclarativeConfig(others=[{"schema": "x", "v": object()}]))
     with pytest.raises(FBCError):
         W.dumps_json(DeclarativeConfig(others=[{"schema": "x", "v": float("nan")}]))
+
+
+@pytest.mark.parametrize("image,message", [
+    ("Quay.io/Foo/Bar:1", "invalid reference format: repository name must be lowercase"),
+    ("quay.io/foo:bar:baz", "invalid reference format"),
+    ("a" * 64, "invalid repository name (%s), cannot specify 64-byte hexadecimal strings" % ("a" * 64)),
+    ("quay.io/foo@sha256:abcd", "invalid reference format"),
+    ("quay.io/foo@sha256:" + "A" * 64, "invalid checksum digest format"),
+    ("quay.io/foo@sha256:" + "a" * 63 + "aa", "invalid checksum digest length"),
+    ("quay.io/foo@md5:" + "a" * 32, "unsupported digest algorithm"),
+    ("quay.io/" + "a-" * 3000 + "!", "invalid reference format"),
+    ("a" * 5000 + "!", "invalid reference format"),
+])
+def test_image_reference_errors(image, message):
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import ImageReferenceError, parse_normalized_named
+
+    start = time.time()
+    with pytest.raises(ImageReferenceError) as info:
+        parse_normalized_named(image)
+    assert str(info.value) == message
+    assert time.time() - start < 1  # no catastrophic regex backtracking
+
+
+def test_valid_image_references():
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import parse_normalized_named
+
+    for image in ("busybox", "quay.io/org/op-bundle:v1.0.0", "localhost:5000/a/b@sha256:" + "a" * 64,
+                  "registry.redhat.io/a__b/c---d:tag", "quay.io/x/y:v1@sha256:" + "0" * 64):
+        parse_normalized_named(image)
+
+
+def test_opm_validate_json_output(tmp_path):
+    # compared with `opm validate <dir> -o json` (v1.71.0)
+    _write(tmp_path, "c.json", '{"schema":"olm.package","name":"Bad.Name"}')
+    result = validate_catalog(tmp_path)
+    assert result.opm_json() == (
+        '{\n  "passed": false,\n  "error": {\n    "message": "invalid package name \\"Bad.Name\\": [a lowercase RFC 1123 '
+        "label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
+        "character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]\"\n  }\n}\n")
+    (tmp_path / "c.json").write_text('{"schema":"x"}')
+    assert validate_catalog(tmp_path).opm_json() == '{\n  "passed": true\n}\n'
+
+
+def test_opm_validate_json_output_escapes_html(tmp_path):
+    objs = [{"schema": "olm.package", "name": "p", "defaultChannel": "s"},
+            {"schema": "olm.channel", "name": "s", "package": "p", "entries": [{"name": "p.v1.0.0", "skipRange": ">v0.1.0 & <x"}]},
+            {"schema": "olm.bundle", "name": "p.v1.0.0", "package": "p", "image": "r/p:1",
+             "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}}]}]
+    _write(tmp_path, "c.json", "".join(json.dumps(o) for o in objs))
+    # byte-for-byte what opm v1.71.0 printed for this catalog
+    assert validate_catalog(tmp_path).opm_json() == (
+        '{\n  "passed": false,\n  "error": {\n    "message": "invalid index:\\n└── invalid package \\"p\\":\\n'
+        '    └── invalid channel \\"s\\":\\n        └── invalid bundle \\"p.v1.0.0\\":\\n'
+        '            └── invalid skipRange \\"\\u003ev0.1.0 \\u0026 \\u003cx\\": Could not get version from string: '
+        '\\"\\u003cx\\""\n  }\n}\n')

@@ -304,3 +304,19 @@ def test_channel_entry_quirk_only_last_channel_checked_strict_but_all_in_collect
     assert "bundle image must be set" in info.value.leaves()
     result = validate_config(config)
     assert 'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v0.0.9]' in result.errors
+
+
+def test_opm_error_ignores_problems_opm_does_not_check():
+    """Found by differential fuzzing against opm v1.71: an entry without bundle in a non-last channel is skipped
+    by opm's sequential check, so opm reports the next sequential problem (here a deprecation)."""
+    config = cfg(packages=[FOO_PKG],
+                 channels=[alpha("foo.v0.1.0", "foo.v0.0.9"), new_test_channel("foo", "beta", {"name": "foo.v0.1.0"})],
+                 bundles=[new_test_bundle("foo", "0.1.0")],
+                 deprecations=[deprecation({"reference": {"schema": "olm.channel", "name": "nope"}, "message": "m"})])
+    result = validate_config(config)
+    assert result.opm_error == 'cannot deprecate channel "nope" for package "foo": channel not found'
+    assert result.errors[:2] == ['cannot deprecate channel "nope" for package "foo": channel not found',
+                                 'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v0.0.9]']
+    with pytest.raises(ConvertError) as info:
+        convert_to_model(config)
+    assert str(info.value) == result.opm_error

@@ -64,9 +64,9 @@ def test_structured_json_documents(doc):
     _assert_clean(json.dumps(doc) + json.dumps(doc))
 
 
-# Strings the writer must round-trip exactly: anything except lone surrogates (not valid UTF-8) and
-# characters YAML cannot carry even escaped the same way (NUL is fine in double quotes).
-safe_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=120)
+# Strings the writer must round-trip exactly: anything except lone surrogates (not valid UTF-8) and NEL,
+# which opm's YAML output folds on purpose (see test_write.py::test_nel_is_folded_like_opm).
+safe_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x85"), max_size=120)
 doc_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-2 ** 53, 2 ** 53), safe_text,
               st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer())),

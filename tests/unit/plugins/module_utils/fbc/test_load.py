@@ -118,7 +118,8 @@ def test_empty_and_comment_only_documents():
     assert L.load_bytes("---\n").is_empty()
     with pytest.raises(LoadError) as info:
         L.load_bytes("---\n# just a comment\n---\nschema: olm.package\nname: a\n")
-    assert "object 'null\n' is missing root schema field" in str(info.value)
+    # opm: the null document leaves Meta's blob empty
+    assert str(info.value) == "<input>: document at line 2: object '' is missing root schema field"
 
 
 def test_case_insensitive_meta_keys_and_typed_fields():
@@ -138,7 +139,8 @@ def test_duplicate_folded_keys():
     ("1", "got %!t(float64=1): 1"),
     ("true", "got true: true"),
     ("null", "got %!t(<nil>): <nil>"),
-    ('["a"]', "got %!t([]interface {}=[a]): [a]"),
+    ('["a"]', "got [%!t(string=a)]: [a]"),
+    ('{"a": 1}', "got map[%!t(string=a):%!t(float64=1)]: map[a:1]"),
 ])
 def test_non_string_meta_value(value, expected):
     with pytest.raises(LoadError) as info:
@@ -153,7 +155,7 @@ def test_numbers_behave_like_go_float64_and_keys_are_sorted():
     assert list(other["a"]) == ["big", "y", "z"]
     assert other["b"] == 1 and isinstance(other["b"], int)
     assert other["a"]["z"] == 1000 and other["a"]["y"] == 0.5
-    assert other["a"]["big"] == 12345678901234567168  # float64 rounding, as opm
+    assert other["a"]["big"] == 12345678901234567000  # float64 rounding printed as Go does (checked against opm)
 
 
 def test_yaml_scalars_follow_go_yaml_v2():
@@ -189,7 +191,10 @@ def test_property_without_value_is_kept_missing():
 def test_typed_decode_errors_name_the_object():
     with pytest.raises(LoadError) as info:
         L.load_bytes('{"schema":"olm.channel","name":"c","entries":[{"name":5}]}')
-    assert 'olm.channel "c": parse channel: json: cannot unmarshal number into Go struct field Channel.entries.name of type string' in str(info.value)
+    assert 'olm.channel "c": parse channel: json: cannot unmarshal number into Go struct field ChannelEntry.entries.name of type string' in str(info.value)
+    assert info.value.opm_message == ("parse channel: json: cannot unmarshal number into Go struct field "
+                                      "ChannelEntry.entries.name of type string")
+    assert info.value.context == 'object 0: olm.channel "c"'
 
 
 def _tree(tmp_path, files):
@@ -236,3 +241,81 @@ def test_indexignore_glob_patterns(tmp_path):
 def test_alias_budget_allows_small_aliases():
     cfg = L.load_bytes("schema: x\nbase: &b {k: v}\nuse: *b\n")
     assert cfg.others[0]["use"] == {"k": "v"}
+
+
+def test_parallel_load_matches_serial():
+    serial = L.load_fs(VALID_FS, workers=1)
+    parallel = L.load_fs(VALID_FS, workers=2)
+    assert parallel == serial
+
+
+def test_parallel_load_reports_first_bad_file_in_walk_order(tmp_path):
+    _tree(tmp_path, {"a.yaml": "schema: olm.package\nname: a\n", "b.json": '{"schema": 1}', "c.yaml": "x: [",
+                     "d.yaml": "schema: olm.package\nname: d\n"})
+    with pytest.raises(LoadError) as info:
+        L.load_fs(tmp_path, workers=2)
+    assert str(info.value).startswith(str(tmp_path / "b.json") + ": ")
+
+
+def test_default_workers_only_parallelises_big_yaml(tmp_path, monkeypatch):
+    _tree(tmp_path, {"a.json": PKG % "a", "b.yaml": "schema: olm.package\nname: b\n"})
+    paths = [str(tmp_path / "a.json"), str(tmp_path / "b.yaml")]
+    monkeypatch.setattr(L, "_idle_cpus", lambda: 2)
+    assert L._default_workers(paths) == 1
+    monkeypatch.setattr(L, "PARALLEL_MIN_YAML_BYTES", 1)
+    monkeypatch.setattr(L, "_idle_cpus", lambda: 2)
+    assert L._default_workers(paths) == 2
+    monkeypatch.setattr(L, "_idle_cpus", lambda: 1)
+    assert L._default_workers(paths) == 1
+    assert sorted(p["name"] for p in L.load_fs(tmp_path).packages) == ["a", "b"]
+
+
+def test_yaml_merge_keys_and_aliases():
+    cfg = L.load_bytes("schema: x\nbase: &b {k: v, z: 1}\nm:\n  <<: *b\n  z: 2\nl: [*b, *b]\n")
+    o = cfg.others[0]
+    assert o["m"] == {"k": "v", "z": 2}
+    assert o["l"] == [{"k": "v", "z": 1}, {"k": "v", "z": 1}]
+    o["l"][0]["k"] = "changed"  # alias copies are independent objects
+    assert o["l"][1]["k"] == "v" and o["base"]["k"] == "v"
+
+
+def test_explicit_tags():
+    cfg = L.load_bytes('schema: x\na: !!str 123\nb: !!int "0x10"\nc: !!float "1"\nd: !!binary aGk=\ne: !custom {q: 1}\n')
+    assert cfg.others[0] == {"a": "123", "b": 16, "c": 1, "d": "hi", "e": {"q": 1}, "schema": "x"}
+
+
+def test_pure_python_loader_fallback_behaves_the_same():
+    """Without libyaml the loader class derives from yaml.SafeLoader; the conversion must be identical."""
+    import yaml
+
+    pure = type("PureFBCLoader", (yaml.SafeLoader,), {"resolve": L._FBCYAMLLoader.resolve,
+                                                       "yaml_constructors": L._FBCYAMLLoader.yaml_constructors})
+    text = "schema: x\nts: 2026-02-09\ny: n\nnum: 0o17\nl: [1, '2', ~]\nm: {b: 1, a: [x]}\nblock: |\n  a\n  b\n"
+    assert L._load_yaml_document(text, pure) == L._load_yaml_document(text)
+    catalog = (LOAD_FIXTURES / "validFS" / "etcd.yaml").read_text()
+    for doc, _ in L._split_yaml_documents(catalog, "etcd.yaml"):
+        assert L._load_yaml_document(doc, pure) == L._load_yaml_document(doc)
+
+
+# Messages below were compared with `opm validate -o json` (operator-registry v1.71.0) output.
+@pytest.mark.parametrize("content,ext,message", [
+    ("[1]", "json", "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type "
+                    "map[string]interface {} at offset 1 (indicated by <==)\n[ <== \n    1\n]"),
+    ('"x"', "json", "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value of type "
+                    'map[string]interface {} at offset 3 (indicated by <==)\n"x" <=='),
+    ("just text\n", "yaml", "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value "
+                            'of type map[string]interface {} at offset 11 (indicated by <==)\n"just text" <=='),
+    ('{"schema":"olm.package"} [1, 2]', "json", "json: cannot unmarshal array into Go value of type map[string]interface {} "
+                                               "at offset 1 (indicated by <==)\n[ <== \n    1,\n    2\n]"),
+    ("---\n# comment\n---\nschema: olm.package\nname: p\n", "yaml", "object '' is missing root schema field"),
+    ('{"schema": {"a": 1}}', "json", 'expected value for key "schema" to be a string, got map[%!t(string=a):%!t(float64=1)]: map[a:1]'),
+    ('{"schema":"olm.bundle","name":"b","package":"p","properties":[{"type":"olm.bundle.object","value":"x"}]}', "json",
+     'read bundle objects: package "p", bundle "b": parse property at index 0 as bundle object: json: cannot unmarshal '
+     "string into Go value of type property.BundleObject"),
+    ('{"schema":"olm.package","name":"p","icon":{"base64data":"***","mediatype":"x"}}', "json",
+     "parse package: illegal base64 data at input byte 0"),
+])
+def test_load_messages_match_opm(content, ext, message):
+    with pytest.raises(LoadError) as info:
+        L.load_bytes(content, source="catalog." + ext)
+    assert info.value.opm_message == message

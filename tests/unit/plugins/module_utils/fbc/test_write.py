@@ -145,7 +145,7 @@ def y(value):
     ("cat \U0001F431", 'k: "cat \\U0001F431"\n'),
     ("line1\nline2", "k: |-\n  line1\n  line2\n"),
     ("line1\nline2\n", "k: |\n  line1\n  line2\n"),
-    ("line1\n\n", "k: |+\n  line1\n\n...\n"),
+    ("line1\n\n", "k: |+\n  line1\n\n"),
     (" indented\nx", "k: |2-\n   indented\n  x\n"),
     ("trailing space \nx", 'k: "trailing space \\nx"\n'),
     (True, "k: true\n"),
@@ -185,3 +185,128 @@ def test_yaml_key_order_is_go_yaml_natural_order():
 def test_yaml_special_keys():
     assert W.yaml_document({"": 1, "true": 2, "a b": 3}) == '"": 1\na b: 3\n"true": 2\n'
     assert W.yaml_document({"multi\nline": 1}) == "? |-\n  multi\n  line\n: 1\n"
+
+
+# Input and expected output verified with `opm render <dir> -o yaml` (operator-registry v1.71.0): go-yaml v2 typing
+# of plain scalars (y/n/on keys and values, octal, hex, underscores, base-60, timestamps, merge keys, big ints).
+GO_YAML_TYPING_INPUT = (
+    '---\n'
+    'schema: olm.package\n'
+    'name: p\n'
+    'defaultChannel: s\n'
+    '---\n'
+    'schema: custom.thing\n'
+    'package: p\n'
+    'a: y\n'
+    'b: N\n'
+    'c: on\n'
+    'd: 0o17\n'
+    'e: 017\n'
+    'f: 0x1F\n'
+    'g: 1_000\n'
+    'h: 1:20\n'
+    'i: 2026-02-09T13:23:51Z\n'
+    'j: 2026-02-09\n'
+    'k: 1.50\n'
+    'l: .5\n'
+    'm: 1e3\n'
+    'n: 08\n'
+    'o: ~\n'
+    'q: "quoted"\n'
+    'r: !!str 12\n'
+    's: 12345678901234567890\n'
+    't: -0b101\n'
+    'u: +12\n'
+    'v: 2026-02-30\n'
+    'w: 1.0\n'
+    'x: [1, 2.5, -3]\n'
+    'y: {z: 1, b: 2, A: 3}\n'
+    'z: |\n'
+    '  multi\n'
+    '  line\n'
+    '"y": 1\n'
+    '? complex\n'
+    ': key\n'
+    'yes: 1\n'
+    '<<: {mergedkey: 1}\n'
+)
+
+GO_YAML_TYPING_EXPECTED = (
+    '---\n'
+    'defaultChannel: s\n'
+    'name: p\n'
+    'schema: olm.package\n'
+    '---\n'
+    'a: true\n'
+    'b: false\n'
+    'c: true\n'
+    'complex: key\n'
+    'd: 15\n'
+    'e: 15\n'
+    'f: 31\n'
+    '"false": 8\n'
+    'g: 1000\n'
+    'h: "1:20"\n'
+    'i: "2026-02-09T13:23:51Z"\n'
+    'j: "2026-02-09"\n'
+    'k: 1.5\n'
+    'l: 0.5\n'
+    'm: 1000\n'
+    'mergedkey: 1\n'
+    'o: null\n'
+    'package: p\n'
+    'q: quoted\n'
+    'r: "12"\n'
+    's: 12345678901234567000\n'
+    'schema: custom.thing\n'
+    't: -5\n'
+    '"true": 1\n'
+    'u: 12\n'
+    'v: 2026-02-30\n'
+    'w: 1\n'
+    'x:\n'
+    '- 1\n'
+    '- 2.5\n'
+    '- -3\n'
+    '"y": 1\n'
+    'z: |\n'
+    '  multi\n'
+    '  line\n'
+)
+
+
+def test_go_yaml_typing_matches_opm():
+    assert W.dumps_yaml(L.load_bytes(GO_YAML_TYPING_INPUT)) == GO_YAML_TYPING_EXPECTED
+
+
+# opm re-parses its JSON as YAML before printing YAML; a raw NEL (U+0085) in a string is then folded like a
+# line break. Outputs verified with `opm render -o yaml` (v1.71.0).
+@pytest.mark.parametrize("value,expected", [
+    ("a\x85#b", "k: 'a #b'\n"),
+    ("\x85a", "k: ' a'\n"),
+    ("a\x85", "k: 'a '\n"),
+    ("a \x85 b", "k: a b\n"),
+    ("a\x85\x85b", "k: |-\n  a\n  b\n"),
+    ("a\x85\x85\x85b", "k: |-\n  a\n\n  b\n"),
+    ("\x85", "k: ' '\n"),
+    ("a\x85 \x85b", "k: |-\n  a\n  b\n"),
+    ("a\x85- b", "k: a - b\n"),
+    ("x\x85---", "k: x ---\n"),
+    ("a\u2028b", "k: 'a\u2028  b'\n"),
+])
+def test_nel_is_folded_like_opm(value, expected):
+    assert y(value) == expected
+
+
+@pytest.mark.parametrize("value,expected", [
+    (3.0389163459791373e-07, "3.0389163459791373e-7"),
+    (3.5756180823427176e-05, "0.000035756180823427176"),
+    (1e21, "1e+21"),
+    (123456.789, "123456.789"),
+    (-0.0, "-0"),
+    (0.5, "0.5"),
+])
+def test_json_floats_like_go(value, expected):
+    # verified with `opm render -o json` (v1.71.0)
+    assert W.go_json_float(value) == expected
+    assert W.json_document({"v": value}) == '{\n    "v": %s\n}\n' % expected

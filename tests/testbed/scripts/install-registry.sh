@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the OCI registry used by tests/integration/registry (Debian's docker-registry = distribution v2.8)
+# Installs the OCI registry used by the testbed and tests/integration/registry (Debian's docker-registry = distribution v2.8)
 # and htpasswd (apache2-utils, bcrypt entries). Idempotent; run as root (or through sudo) in the build step,
 # never from a test.
 set -euo pipefail

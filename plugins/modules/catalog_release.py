@@ -1,0 +1,412 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: catalog_release
+short_description: Prepare a community-operators release commit (bundle, release-config, templates, catalogs)
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Works on a local git clone with the community-operators(-prod) layout and creates a branch with one commit that
+    releases O(version) of O(package), the way a contributor pull request plus the release pipeline's
+    C(add_bundle_to_fbc) step would. Never pushes.
+  - The commit copies the bundle directory O(bundle_path) to C(operators/<package>/<version>/) (C(manifests/),
+    C(metadata/) and C(tests/scorecard/) when present) and writes O(release_config) as
+    C(operators/<package>/<version>/release-config.yaml).
+  - With a release config (given or already committed), every listed catalog template in
+    C(operators/<package>/catalog-templates/) is created or amended with the release-config semantics, every
+    catalog the ci.yaml C(fbc.catalog_mapping) maps those templates to is rendered to
+    C(catalogs/<version>/<package>/catalog.yaml) (C(bundle-object-to-csv-metadata) for v4.17 and later), and each
+    rendered catalog is validated.
+  - Inputs (ci.yaml, templates, committed catalogs) are read from the commit the branch starts from, not from the
+    work tree. The commit is made in a temporary worktree, so the work tree, index and checked-out branch of
+    O(repo_path) are never modified; on any error no branch is created or moved.
+  - Bundle images of existing releases are resolved from the committed catalogs of the package, then from
+    O(bundle_lookup), then pulled from their registries (unless O(pull=false)); the new bundle is rendered from
+    O(bundle_path).
+  - A second run with the same input finds nothing to change and reports C(changed=false).
+options:
+  repo_path:
+    description:
+      - Local git clone (work tree root) of community-operators-prod or a repository with the same layout.
+    type: path
+    required: true
+    version_added: 0.1.0
+  package:
+    description:
+      - Operator (package) name, the directory name below C(operators/).
+    type: str
+    required: true
+    version_added: 0.1.0
+  version:
+    description:
+      - Version directory name, usually the CSV version, for example V(0.7.2).
+    type: str
+    required: true
+    version_added: 0.1.0
+  bundle_path:
+    description:
+      - Unpacked bundle directory (C(manifests/), C(metadata/), optionally C(tests/scorecard/)).
+      - Its package annotation must be O(package).
+    type: path
+    required: true
+    version_added: 0.1.0
+  release_config:
+    description:
+      - Content of C(release-config.yaml) (keys C(catalog_templates) and optional C(merge)), validated against the
+        pipeline's schema. Each C(catalog_templates) item has C(template_name), C(channels) and optionally
+        C(defaultChannel), C(replaces), C(skips) and C(skipRange).
+      - Snake-cased keys (C(default_channel), C(skip_range)), as ansible-operator passes custom resource fields,
+        are accepted and written with the pipeline's names.
+      - When not set, an existing C(operators/<package>/<version>/release-config.yaml) is used; without one, only
+        the bundle is added (no template or catalog change).
+    type: dict
+    version_added: 0.1.0
+  bundle_image:
+    description:
+      - Bundle image reference of the release, recorded in the templates and catalogs.
+      - Defaults to C(<bundle_registry>/<package>:<version>), the image the community pipeline publishes.
+    type: str
+    version_added: 0.1.0
+  bundle_registry:
+    description:
+      - Registry and namespace of the default O(bundle_image).
+    type: str
+    default: quay.io/community-operator-pipeline-prod
+    version_added: 0.1.0
+  branch:
+    description:
+      - Branch to create (or to add a commit to, when it exists). Defaults to C(<package>-<version>).
+    type: str
+    version_added: 0.1.0
+  base_ref:
+    description:
+      - Commit-ish a new branch starts from.
+    type: str
+    default: HEAD
+    version_added: 0.1.0
+  commit_message:
+    description:
+      - Commit message. Defaults to C(operator <package> (<version>)), the community-operators convention.
+    type: str
+    version_added: 0.1.0
+  author_name:
+    description:
+      - Author and committer name. Defaults to git's C(user.name).
+    type: str
+    version_added: 0.1.0
+  author_email:
+    description:
+      - Author and committer e-mail. Defaults to git's C(user.email).
+    type: str
+    version_added: 0.1.0
+  gpg_key:
+    description:
+      - Sign the commit with this key (C(git -c user.signingkey=KEY commit -S)).
+    type: str
+    aliases: [signing_key]
+    version_added: 0.1.0
+  sign:
+    description:
+      - Sign the commit with git's configured signing key (C(commit -S)). Implied by O(gpg_key).
+    type: bool
+    default: false
+    version_added: 0.1.0
+  bundle_lookup:
+    description:
+      - Extra FBC catalogs or bundle directories used to resolve the bundle images of earlier releases (see
+        M(kubeforge.operators.catalog_render)).
+    type: list
+    elements: path
+    default: []
+    version_added: 0.1.0
+  pull:
+    description:
+      - Pull bundle images that cannot be resolved offline from their registries.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  opm_compat:
+    description:
+      - Semver template behaviour to reproduce, V(current) or V(v1.46) (see M(kubeforge.operators.catalog_render)).
+    type: str
+    choices: [current, v1.46]
+    default: current
+    version_added: 0.1.0
+  validate:
+    description:
+      - Validate every rendered catalog and fail when one is invalid.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  registry_username:
+    description:
+      - Username for the registries bundle images are pulled from.
+    type: str
+    version_added: 0.1.0
+  registry_password:
+    description:
+      - Password or token for O(registry_username).
+    type: str
+    version_added: 0.1.0
+  docker_config:
+    description:
+      - Path of a docker C(config.json) giving registry credentials.
+    type: path
+    version_added: 0.1.0
+  ca_file:
+    description:
+      - PEM CA bundle used to verify registry certificates.
+    type: path
+    version_added: 0.1.0
+  validate_certs:
+    description:
+      - Verify registry TLS certificates.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  plain_http:
+    description:
+      - Use plain HTTP for registries (loopback test registries only).
+    type: bool
+    default: false
+    version_added: 0.1.0
+  timeout:
+    description:
+      - Timeout in seconds of each registry request.
+    type: int
+    default: 60
+    version_added: 0.1.0
+notes:
+  - Needs the C(git) command line client; signing needs C(gpg) (or git's configured signing program).
+  - Catalogs are validated per package (the rendered C(catalogs/<version>/<package>) content), not as whole
+    C(catalogs/<version>) directories.
+seealso:
+  - module: kubeforge.operators.catalog_template
+  - module: kubeforge.operators.catalog_render
+  - name: community-operators FBC workflow
+    description: The release process this module reproduces.
+    link: https://redhat-openshift-ecosystem.github.io/operator-pipelines/users/fbc_workflow/
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Computes the change set without creating worktrees, branches or commits.
+  diff_mode:
+    support: full
+    details: Full texts for files up to 128 KiB, a size and digest summary for larger ones.
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Prepare the kube-green 0.7.2 release branch
+  kubeforge.operators.catalog_release:
+    repo_path: ~/src/community-operators-prod
+    package: kube-green
+    version: 0.7.2
+    bundle_path: build/bundle
+    release_config:
+      catalog_templates:
+        - template_name: basic-template.yaml
+          channels: [alpha]
+          replaces: kube-green.v0.7.1
+    author_name: Release Bot
+    author_email: release-bot@example.com
+  register: release
+
+- name: Push it yourself
+  ansible.builtin.command:
+    cmd: git push origin {{ release.branch }}
+    chdir: ~/src/community-operators-prod
+  when: release.changed
+  changed_when: true
+
+- name: Semver operator, signed commit
+  kubeforge.operators.catalog_release:
+    repo_path: ~/src/community-operators-prod
+    package: kairos-operator
+    version: 2.3.0
+    bundle_path: bundle/
+    release_config:
+      catalog_templates:
+        - template_name: semver.yaml
+          channels: [Candidate]
+    gpg_key: 0xDEADBEEF
+"""
+
+RETURN = r"""
+branch:
+  description: The release branch.
+  returned: always
+  type: str
+  sample: kube-green-0.7.2
+commit:
+  description: Commit id at the tip of RV(branch); V(null) in check mode when a commit would be created, or when
+    nothing needed changing and the branch does not exist.
+  returned: always
+  type: str
+  sample: 4e1f0c2d9b3c6d1c2a7b5e8f9a0b1c2d3e4f5a6b
+base:
+  description: Commit id the change set was computed against (the existing branch tip, else O(base_ref)).
+  returned: always
+  type: str
+  sample: 9f8e7d6c5b4a39281706f5e4d3c2b1a098765432
+files:
+  description: Repository paths added or modified by the commit.
+  returned: always
+  type: list
+  elements: str
+  sample: [catalogs/v4.20/kube-green/catalog.yaml, operators/kube-green/0.7.2/manifests/kube-green.clusterserviceversion.yaml]
+templates:
+  description: Catalog templates created or amended.
+  returned: always
+  type: list
+  elements: str
+  sample: [basic-template.yaml]
+catalogs:
+  description: OpenShift catalogs rendered (every catalog mapped to a touched template).
+  returned: always
+  type: list
+  elements: str
+  sample: [v4.16, v4.20]
+validation:
+  description: Validation result per rendered catalog.
+  returned: always
+  type: dict
+  sample: {v4.20: {valid: true, errors: []}}
+bundle_image:
+  description: The bundle image recorded in the templates.
+  returned: always
+  type: str
+  sample: quay.io/community-operator-pipeline-prod/kube-green:0.7.2
+csv_name:
+  description: Name of the bundle's ClusterServiceVersion.
+  returned: always
+  type: str
+  sample: kube-green.v0.7.2
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
+
+try:
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+        GitRepo,
+        PublishError,
+        check_branch_name,
+        commit_release,
+        make_diff,
+        opm_compat_arg,
+        plan_release,
+        puller_factory,
+        release_changes,
+    )
+    IMPORT_ERROR = None
+except ImportError:  # PyYAML (a dependency of ansible-core) is missing
+    IMPORT_ERROR = traceback.format_exc()
+
+REGISTRY_OPTIONS = dict(
+    registry_username=dict(type="str"),
+    registry_password=dict(type="str", no_log=True),
+    docker_config=dict(type="path"),
+    ca_file=dict(type="path"),
+    validate_certs=dict(type="bool", default=True),
+    plain_http=dict(type="bool", default=False),
+    timeout=dict(type="int", default=60),
+)
+
+
+def argspec():
+    spec = dict(
+        repo_path=dict(type="path", required=True),
+        package=dict(type="str", required=True),
+        version=dict(type="str", required=True),
+        bundle_path=dict(type="path", required=True),
+        release_config=dict(type="dict"),
+        bundle_image=dict(type="str"),
+        bundle_registry=dict(type="str", default="quay.io/community-operator-pipeline-prod"),
+        branch=dict(type="str"),
+        base_ref=dict(type="str", default="HEAD"),
+        commit_message=dict(type="str"),
+        author_name=dict(type="str"),
+        author_email=dict(type="str"),
+        gpg_key=dict(type="str", aliases=["signing_key"], no_log=False),
+        sign=dict(type="bool", default=False),
+        bundle_lookup=dict(type="list", elements="path", default=[]),
+        pull=dict(type="bool", default=True),
+        opm_compat=dict(type="str", choices=["current", "v1.46"], default="current"),
+        validate=dict(type="bool", default=True),
+    )
+    spec.update(REGISTRY_OPTIONS)
+    return spec
+
+
+def run_module(module):
+    p = module.params
+    repo = GitRepo(p["repo_path"])
+    if repo.run("rev-parse", "--is-inside-work-tree", check=False).returncode != 0:
+        module.fail_json(msg="%s is not a git work tree" % p["repo_path"])
+    branch = check_branch_name(repo, p["branch"] or "%s-%s" % (p["package"], p["version"]))
+    base = repo.rev_parse(p["base_ref"])
+    if base is None:
+        module.fail_json(msg="base_ref %s is not a commit" % p["base_ref"])
+    existing = repo.rev_parse("refs/heads/%s" % branch)
+    start = existing or base
+
+    plan = plan_release(repo, start, p["package"], p["version"], p["bundle_path"],
+                        release_config=p["release_config"], bundle_image=p["bundle_image"],
+                        bundle_registry=p["bundle_registry"], lookup_paths=p["bundle_lookup"],
+                        puller_factory=puller_factory(p), opm_compat=opm_compat_arg(p["opm_compat"]),
+                        validate=p["validate"])
+    changes = release_changes(repo, start, plan)
+    result = dict(changed=bool(changes), branch=branch, commit=existing, base=start, files=sorted(changes),
+                  templates=plan.templates_changed, catalogs=plan.catalogs, validation=plan.validation,
+                  bundle_image=plan.bundle_image, csv_name=plan.csv_name)
+    if module._diff and changes:
+        before = repo.read_blobs(start, sorted(changes))
+        result["diff"] = [make_diff(path, before.get(path), data) for path, data in sorted(changes.items())]
+    if not changes:
+        module.exit_json(**result)
+    if module.check_mode:
+        result["commit"] = None
+        module.exit_json(**result)
+    if existing and repo.current_branch() == "refs/heads/%s" % branch:
+        module.fail_json(msg="branch %s is checked out in %s; check out another branch first (the release commit "
+                             "is made without touching the work tree)" % (branch, p["repo_path"]), **result)
+    message = p["commit_message"] or "operator %s (%s)" % (p["package"], p["version"])
+    result["commit"] = commit_release(repo, start, branch, changes, message, author_name=p["author_name"],
+                                      author_email=p["author_email"], signing_key=p["gpg_key"], sign=p["sign"],
+                                      old_branch_sha=existing)
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    if IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
+    try:
+        run_module(module)
+    except OCIError as e:
+        module.fail_json(msg=str(e), registry=e.registry, repository=e.repository, status=e.status)
+    except PublishError as e:
+        module.fail_json(msg=str(e))
+    except (FBCError, ValueError, OSError) as e:
+        module.fail_json(msg=str(e))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,393 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: catalog_template
+short_description: Edit, create or query a basic or semver catalog template
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Adds a bundle to a catalog template with the semantics of community-operators C(release-config.yaml) (the
+    C(add_bundle_to_fbc) step of the release pipeline), creating the template when it does not exist.
+  - Removes bundles from a template, optionally re-linking the upgrade chain.
+  - Writes a basic template converted from a full FBC, like C(opm alpha convert-template basic).
+  - Reports the latest bundle (the single channel head) of a channel of a basic template, read-only.
+  - Idempotent; the file is rewritten only when its content changes. Key order of existing templates is kept.
+  - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
+options:
+  path:
+    description:
+      - The template file (YAML or JSON; only the first document is read).
+    type: path
+    required: true
+    version_added: 0.1.0
+  add_bundle:
+    description:
+      - Bundle to add. For a basic template an C(olm.bundle) entry with the image is appended unless an
+        entry with that image exists, missing channels are appended, and the channel entry (C(name), C(replaces),
+        C(skips), C(skipRange)) is appended to each listed channel unless an identical entry is there.
+        The package and its default channel are not changed.
+      - For a semver template an C(Image) item is appended to the C(Bundles) of each listed channel archetype.
+      - When O(path) does not exist a new template of type O(template_type) is created.
+    type: dict
+    version_added: 0.1.0
+    suboptions:
+      image:
+        description:
+          - Bundle image reference.
+        type: str
+        required: true
+        version_added: 0.1.0
+      name:
+        description:
+          - Bundle (CSV) name of the channel entry, for example V(kube-green.v0.7.2). Basic templates only.
+          - Required for basic templates unless O(add_bundle.bundle_path) is given.
+        type: str
+        version_added: 0.1.0
+      bundle_path:
+        description:
+          - Unpacked bundle directory the CSV name (and, for new templates, the package name) is read from.
+        type: path
+        version_added: 0.1.0
+      channels:
+        description:
+          - Channels to add the bundle to. For semver templates each must be V(Candidate), V(Fast) or V(Stable).
+        type: list
+        elements: str
+        required: true
+        version_added: 0.1.0
+      replaces:
+        description:
+          - C(replaces) of the channel entry (basic only).
+        type: str
+        version_added: 0.1.0
+      skips:
+        description:
+          - C(skips) of the channel entry (basic only).
+        type: list
+        elements: str
+        version_added: 0.1.0
+      skip_range:
+        description:
+          - C(skipRange) of the channel entry (basic only), for example V(>=0.5.0 <0.7.2).
+        type: str
+        aliases: [skipRange]
+        version_added: 0.1.0
+      default_channel:
+        description:
+          - Default channel of a new basic template (must be one of O(add_bundle.channels); the first channel when
+            not set). Ignored for existing templates, as in the release pipeline.
+        type: str
+        aliases: [defaultChannel]
+        version_added: 0.1.0
+      package:
+        description:
+          - Package name of a new basic template. Defaults to the package of O(add_bundle.bundle_path).
+        type: str
+        version_added: 0.1.0
+  remove_bundle:
+    description:
+      - Bundles to remove, each given by image (removes the C(olm.bundle) entry or the semver C(Image)) or by bundle
+        name (removes the channel entries of that name; basic only). Give both to remove a bundle completely.
+    type: list
+    elements: str
+    version_added: 0.1.0
+  relink:
+    description:
+      - When removing a channel entry, let entries that replaced it inherit its C(replaces), so the upgrade chain
+        stays connected.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  convert_from:
+    description:
+      - Full FBC (a single catalog file, or a directory) to convert into a basic template written at O(path), like
+        C(opm alpha convert-template basic); bundles are reduced to their C(schema) and C(image).
+    type: path
+    version_added: 0.1.0
+  latest_in_channel:
+    description:
+      - Name of a channel of a basic template whose latest bundle (single channel head) is returned as
+        RV(latest). Read-only.
+    type: str
+    version_added: 0.1.0
+  template_type:
+    description:
+      - Type of a template created by O(add_bundle) when O(path) does not exist.
+      - New semver templates get C(GenerateMajorChannels) and C(GenerateMinorChannels) set to V(true), as the
+        release pipeline creates them.
+    type: str
+    choices: [basic, semver]
+    default: basic
+    version_added: 0.1.0
+  format:
+    description:
+      - Output format of new and converted templates (C(-o) of C(opm alpha convert-template)). Existing templates
+        keep their format (a file whose content starts with an opening brace is JSON).
+    type: str
+    choices: [yaml, json]
+    default: yaml
+    version_added: 0.1.0
+notes:
+  - Comments of an edited YAML template are not kept, and very long plain scalars are written on one line.
+seealso:
+  - module: kubeforge.operators.catalog_render
+  - module: kubeforge.operators.catalog_release
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Add a release to the alpha channel of a basic template
+  kubeforge.operators.catalog_template:
+    path: operators/kube-green/catalog-templates/basic-template.yaml
+    add_bundle:
+      image: quay.io/community-operator-pipeline-prod/kube-green:0.7.2
+      name: kube-green.v0.7.2
+      channels: [alpha]
+      replaces: kube-green.v0.7.1
+
+- name: Which bundle does a new release replace?
+  kubeforge.operators.catalog_template:
+    path: operators/kube-green/catalog-templates/basic-template.yaml
+    latest_in_channel: alpha
+  register: head
+
+- name: Add a bundle to the Candidate archetype of a semver template
+  kubeforge.operators.catalog_template:
+    path: operators/kairos-operator/catalog-templates/semver.yaml
+    add_bundle:
+      image: quay.io/community-operator-pipeline-prod/kairos-operator:2.3.0
+      channels: [Candidate]
+
+- name: Remove a bundle completely (image and channel entries)
+  kubeforge.operators.catalog_template:
+    path: catalog-templates/basic.yaml
+    remove_bundle:
+      - quay.io/example/foo-bundle:v0.1.0
+      - foo.v0.1.0
+
+- name: Turn a rendered catalog into a basic template
+  kubeforge.operators.catalog_template:
+    path: catalog-templates/v4.20.yaml
+    convert_from: catalogs/v4.20/kube-green/catalog.yaml
+"""
+
+RETURN = r"""
+path:
+  description: The template path.
+  returned: always
+  type: str
+  sample: catalog-templates/basic.yaml
+template_type:
+  description: Type of the template (V(basic) or V(semver)).
+  returned: always
+  type: str
+  sample: basic
+latest:
+  description: The latest bundle (channel head) of O(latest_in_channel).
+  returned: when O(latest_in_channel) is set
+  type: str
+  sample: kube-green.v0.7.1
+images:
+  description: Bundle images listed in the template after the change.
+  returned: always
+  type: list
+  elements: str
+  sample: [quay.io/community-operator-pipeline-prod/kube-green:0.7.1]
+removed:
+  description: The O(remove_bundle) values that matched something.
+  returned: when O(remove_bundle) is set
+  type: list
+  elements: str
+  sample: [foo.v0.1.0]
+created:
+  description: Whether the template file is (or would be) created.
+  returned: always
+  type: bool
+  sample: false
+"""
+
+import os
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+
+try:
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.convert import (
+        convert_declcfg,
+        convert_fbc_stream,
+        dump_basic_template_json,
+        dump_basic_template_yaml,
+    )
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load_fs
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+        commit_files,
+        dump_template,
+        load_template_for_edit,
+        make_diff,
+        read_bytes,
+        template_images,
+        template_kind,
+        text_format,
+    )
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_bundle import render_bundle_dir_blob
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_edit import (
+        add_bundle,
+        add_bundle_semver,
+        latest_in_channel,
+        remove_bundle,
+        remove_bundle_semver,
+    )
+    IMPORT_ERROR = None
+except ImportError:  # PyYAML (a dependency of ansible-core) is missing
+    IMPORT_ERROR = traceback.format_exc()
+
+
+def argspec():
+    return dict(
+        path=dict(type="path", required=True),
+        add_bundle=dict(type="dict", options=dict(
+            image=dict(type="str", required=True),
+            name=dict(type="str"),
+            bundle_path=dict(type="path"),
+            channels=dict(type="list", elements="str", required=True),
+            replaces=dict(type="str"),
+            skips=dict(type="list", elements="str"),
+            skip_range=dict(type="str", aliases=["skipRange"]),
+            default_channel=dict(type="str", aliases=["defaultChannel"]),
+            package=dict(type="str"),
+        )),
+        remove_bundle=dict(type="list", elements="str"),
+        relink=dict(type="bool", default=True),
+        convert_from=dict(type="path"),
+        latest_in_channel=dict(type="str"),
+        template_type=dict(type="str", choices=["basic", "semver"], default="basic"),
+        format=dict(type="str", choices=["yaml", "json"], default="yaml"),
+    )
+
+
+def _convert(params):
+    src = params["convert_from"]
+    if os.path.isdir(src):
+        tpl = convert_declcfg(load_fs(src))
+    else:
+        data = read_bytes(src)
+        if data is None:
+            raise FBCError("convert_from %s not found" % src)
+        tpl = convert_fbc_stream(data)
+    return dump_basic_template_json(tpl) if params["format"] == "json" else dump_basic_template_yaml(tpl)
+
+
+def _add(module, doc, kind):
+    spec = module.params["add_bundle"]
+    name, package = spec["name"], spec["package"]
+    if spec["bundle_path"]:
+        blob, _csv = render_bundle_dir_blob(spec["bundle_path"])
+        name = name or blob.get("name")
+        package = package or blob.get("package")
+    if kind == "semver":
+        for key in ("replaces", "skips", "skip_range", "name"):
+            if spec[key]:
+                module.fail_json(msg="add_bundle.%s is not supported for semver templates" % key)
+        return add_bundle_semver(doc, spec["image"], spec["channels"])
+    if not name:
+        module.fail_json(msg="add_bundle.name (or add_bundle.bundle_path) is required for basic templates")
+    return add_bundle(doc, spec["image"], name, spec["channels"], replaces=spec["replaces"], skips=spec["skips"],
+                      skip_range=spec["skip_range"], package=package if doc is None else None,
+                      default_channel=spec["default_channel"] if doc is None else None)
+
+
+def _remove(module, doc, kind):
+    removed = []
+    for value in module.params["remove_bundle"]:
+        if kind == "semver":
+            doc, did = remove_bundle_semver(doc, value)
+        else:
+            doc, did = remove_bundle(doc, image=value, name=value, relink=module.params["relink"])
+        if did:
+            removed.append(value)
+    return doc, removed
+
+
+def run_module(module):
+    params = module.params
+    path = params["path"]
+    before = read_bytes(path)
+    result = dict(changed=False, path=path, created=before is None)
+
+    if params["convert_from"]:
+        after = _convert(params).encode("utf-8")
+        result["template_type"] = "basic"
+        result["images"] = template_images(load_template_for_edit(after))
+    else:
+        doc = load_template_for_edit(before) if before is not None else None
+        if doc is None and (params["remove_bundle"] or params["latest_in_channel"]):
+            module.fail_json(msg="template %s not found or empty" % path)
+        kind = template_kind(doc) if doc is not None else params["template_type"]
+        result["template_type"] = kind
+        if params["latest_in_channel"]:
+            if kind != "basic":
+                module.fail_json(msg="latest_in_channel needs a basic template (semver channels are generated "
+                                     "at render time)")
+            result["latest"] = latest_in_channel(doc, params["latest_in_channel"])
+            result["images"] = template_images(doc)
+            module.exit_json(**result)
+        changed = False
+        if params["remove_bundle"]:
+            doc, result["removed"] = _remove(module, doc, kind)
+            changed = bool(result["removed"])
+        if params["add_bundle"]:
+            doc, did = _add(module, doc, kind)
+            changed = changed or did
+        result["images"] = template_images(doc)
+        if not changed:
+            module.exit_json(**result)
+        fmt = text_format(before) if before is not None else params["format"]
+        after = dump_template(doc, fmt).encode("utf-8")
+
+    if after != before:
+        result["changed"] = True
+        if module._diff:
+            result["diff"] = make_diff(path, before, after)
+        if not module.check_mode:
+            commit_files([(path, before, after)])
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argspec(),
+        mutually_exclusive=[("convert_from", "add_bundle"), ("convert_from", "remove_bundle"),
+                            ("convert_from", "latest_in_channel"), ("latest_in_channel", "add_bundle"),
+                            ("latest_in_channel", "remove_bundle")],
+        required_one_of=[("add_bundle", "remove_bundle", "convert_from", "latest_in_channel")],
+        supports_check_mode=True,
+    )
+    if IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
+    try:
+        run_module(module)
+    except (FBCError, ValueError, OSError) as e:
+        module.fail_json(msg=str(e))
+
+
+if __name__ == "__main__":
+    main()

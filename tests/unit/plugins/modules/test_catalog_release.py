@@ -1,0 +1,243 @@
+"""catalog_release module on a small synthetic community-operators repository (git init in tmp_path): branch and
+commit content, untouched work tree, idempotence, check mode, clean failure, signing."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
+from ansible_collections.kubeforge.operators.plugins.modules import catalog_release
+
+
+def _shared():
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "galaxy.yml").is_file():
+            path = parent.parent / "shared" / "fbc-conformance"
+            if not path.is_dir():
+                pytest.fail("shared conformance data missing: %s" % path)
+            return path
+    pytest.fail("repository root not found")
+
+
+TESTDATA = _shared() / "opm-testdata" / "alpha" / "action" / "testdata"
+REG = "quay.io/community-operator-pipeline-prod"
+GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
+           "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+RC = {"catalog_templates": [{"template_name": "basic.yaml", "channels": ["beta"], "replaces": "foo.v0.1.0"}]}
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo)] + list(args), check=True, capture_output=True, text=True,
+                          env=dict(os.environ, **GIT_ENV)).stdout.strip()
+
+
+def run(args, capsys, check_mode=False, diff=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    if diff:
+        args = dict(args, _ansible_diff=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            catalog_release.main()
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(autouse=True)
+def git_identity(monkeypatch):
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "community-operators-prod"
+    op = root / "operators" / "foo"
+    (op / "catalog-templates").mkdir(parents=True)
+    (op / "ci.yaml").write_text("---\nfbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.yaml\n"
+                                "    type: olm.template.basic\n    catalog_names: [v4.16, v4.18]\n")
+    template = ("---\nschema: olm.template.basic\nentries:\n- schema: olm.package\n  name: foo\n"
+                "  defaultChannel: beta\n- schema: olm.channel\n  package: foo\n  name: beta\n  entries:\n"
+                "  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: %s/foo:0.1.0\n" % REG)
+    (op / "catalog-templates" / "basic.yaml").write_text(template)
+    lookup = publish.build_lookup(bundle_images={"%s/foo:0.1.0" % REG: str(TESTDATA / "foo-bundle-v0.1.0")})[0]
+    files = publish.render_outputs(template, lookup, str(root / "catalogs"), fanout=[("v4.16", "none")])[0]
+    publish.commit_files(publish.pending_changes(files))
+    (root / "README.md").write_text("community operators\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def args_for(repo, **kw):
+    args = {"repo_path": str(repo), "package": "foo", "version": "0.2.0",
+            "bundle_path": str(TESTDATA / "foo-bundle-v0.2.0"), "release_config": RC, "pull": False}
+    args.update(kw)
+    return args
+
+
+def test_release_branch_commit_and_idempotence(repo, capsys):
+    head = git(repo, "rev-parse", "HEAD")
+    res = run(args_for(repo), capsys)
+    assert res["changed"] is True and res["branch"] == "foo-0.2.0" and res["base"] == head
+    assert res["csv_name"] == "foo.v0.2.0" and res["bundle_image"] == REG + "/foo:0.2.0"
+    assert res["templates"] == ["basic.yaml"] and res["catalogs"] == ["v4.16", "v4.18"]
+    assert res["validation"] == {"v4.16": {"valid": True, "errors": []}, "v4.18": {"valid": True, "errors": []}}
+    assert res["files"] == sorted([
+        "catalogs/v4.16/foo/catalog.yaml", "catalogs/v4.18/foo/catalog.yaml",
+        "operators/foo/0.2.0/manifests/foo.v0.2.0.csv.yaml", "operators/foo/0.2.0/manifests/foos.test.foo.crd.yaml",
+        "operators/foo/0.2.0/metadata/annotations.yaml", "operators/foo/0.2.0/metadata/dependencies.yaml",
+        "operators/foo/0.2.0/release-config.yaml", "operators/foo/catalog-templates/basic.yaml"])
+    # work tree, index and current branch untouched; no worktrees left behind
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
+    assert git(repo, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    # the commit
+    assert git(repo, "rev-parse", "foo-0.2.0") == res["commit"]
+    assert git(repo, "rev-parse", res["commit"] + "^") == head
+    assert git(repo, "log", "-1", "--format=%s|%an", res["commit"]) == "operator foo (0.2.0)|Test"
+    changed = git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", res["commit"]).splitlines()
+    assert changed == res["files"]
+    tpl = yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/catalog-templates/basic.yaml"))
+    assert tpl["entries"][1]["entries"] == [{"name": "foo.v0.1.0"}, {"name": "foo.v0.2.0", "replaces": "foo.v0.1.0"}]
+    assert tpl["entries"][-1] == {"schema": "olm.bundle", "image": REG + "/foo:0.2.0"}
+    v416 = git(repo, "show", "foo-0.2.0:catalogs/v4.16/foo/catalog.yaml")
+    v418 = git(repo, "show", "foo-0.2.0:catalogs/v4.18/foo/catalog.yaml")
+    assert "olm.bundle.object" in v416 and "olm.bundle.object" not in v418 and "olm.csv.metadata" in v418
+    assert "image: %s/foo:0.2.0" % REG in v418
+    assert yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/0.2.0/release-config.yaml")) == RC
+    # second identical run: nothing to do
+    again = run(args_for(repo), capsys)
+    assert again["changed"] is False and again["commit"] == res["commit"] and again["files"] == []
+
+
+def test_check_mode_and_diff(repo, capsys):
+    res = run(args_for(repo), capsys, check_mode=True, diff=True)
+    assert res["changed"] is True and res["commit"] is None and len(res["files"]) == 8
+    assert git(repo, "branch", "--list") == "* main"
+    diffs = dict((d["after_header"], d) for d in res["diff"])
+    assert "foo.v0.2.0" in diffs["operators/foo/catalog-templates/basic.yaml"]["after"]
+    assert diffs["catalogs/v4.18/foo/catalog.yaml"]["before"] == ""
+
+
+def test_existing_release_config_and_custom_branch(repo, capsys):
+    rc_dir = repo / "operators" / "foo" / "0.2.0"
+    rc_dir.mkdir()
+    (rc_dir / "release-config.yaml").write_text(yaml.safe_dump(RC))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "release config")
+    res = run(args_for(repo, release_config=None, branch="release/foo", commit_message="Release foo 0.2.0",
+                       author_name="Bot", author_email="bot@example.com"), capsys)
+    assert res["changed"] is True and res["branch"] == "release/foo" and res["templates"] == ["basic.yaml"]
+    assert "operators/foo/0.2.0/release-config.yaml" not in res["files"]
+    assert git(repo, "log", "-1", "--format=%s|%an|%ae|%cn", "release/foo") == "Release foo 0.2.0|Bot|bot@example.com|Bot"
+
+
+def test_bundle_only_without_release_config(repo, capsys):
+    res = run(args_for(repo, release_config=None), capsys)
+    assert res["changed"] is True and res["catalogs"] == [] and res["templates"] == []
+    assert all(f.startswith("operators/foo/0.2.0/") for f in res["files"])
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"release_config": {"catalog_templates": [{"template_name": "nope.yaml", "channels": ["beta"]}]}},
+     "Template mapping not found for 'nope.yaml' in ci.yaml."),
+    ({"release_config": {"catalog_templates": [{"template_name": "basic.yaml", "channels": ["beta"],
+                                                "defaultChannel": "x"}]}},
+     "defaultChannel 'x' not found in 'basic.yaml'"),
+    ({"release_config": {"bogus": 1}}, "Additional properties are not allowed"),
+    ({"package": "bar"}, "belongs to package foo"),
+    ({"bundle_path": "/nonexistent"}, "not a bundle directory"),
+    ({"branch": "bad..name"}, "invalid branch name"),
+    ({"base_ref": "nope"}, "is not a commit"),
+    ({"bundle_image": "quay.io/x/foo:2", "release_config": {"catalog_templates": [
+        {"template_name": "basic.yaml", "channels": ["beta"], "replaces": "foo.v0.1.0"}]},
+      "bundle_lookup": []}, None),
+])
+def test_errors_leave_repo_clean(repo, capsys, kw, msg):
+    res = run(args_for(repo, **kw), capsys)
+    if msg is None:
+        assert res["changed"] is True
+        return
+    assert res["failed"] is True and msg in res["msg"], res["msg"]
+    assert git(repo, "branch", "--list") == "* main" and git(repo, "status", "--porcelain") == ""
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_failed_commit_leaves_no_branch(repo, capsys):
+    res = run(args_for(repo, gpg_key="DEADBEEFDEADBEEF"), capsys)
+    assert res["failed"] is True and "git commit failed" in res["msg"]
+    assert git(repo, "branch", "--list") == "* main" and git(repo, "status", "--porcelain") == ""
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_not_a_repo(tmp_path, capsys):
+    res = run(args_for(tmp_path), capsys)
+    assert res["failed"] is True and "not a git work tree" in res["msg"]
+
+
+def test_missing_image_offline(repo, capsys):
+    (repo / "catalogs" / "v4.16" / "foo" / "catalog.yaml").unlink()
+    git(repo, "commit", "-q", "-am", "drop catalog")
+    res = run(args_for(repo), capsys)
+    assert res["failed"] is True and "pulling is disabled" in res["msg"]
+    assert git(repo, "branch", "--list") == "* main"
+
+
+def test_branch_checked_out_is_refused(repo, capsys):
+    first = run(args_for(repo), capsys)
+    git(repo, "checkout", "-q", "foo-0.2.0")
+    res = run(args_for(repo, version="0.2.0", release_config={"catalog_templates": [
+        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}), capsys)
+    assert res["failed"] is True and "is checked out" in res["msg"]
+    assert git(repo, "rev-parse", "foo-0.2.0") == first["commit"]
+
+
+def test_second_release_on_existing_branch_adds_commit(repo, capsys):
+    first = run(args_for(repo), capsys)
+    res = run(args_for(repo, release_config={"catalog_templates": [
+        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}), capsys)
+    assert res["changed"] is True and res["base"] == first["commit"]
+    assert git(repo, "rev-parse", res["commit"] + "^") == first["commit"]
+
+
+def test_commit_args():
+    assert publish.commit_args("m") == ["commit", "--quiet", "--no-verify", "-m", "m", "--no-gpg-sign"]
+    assert publish.commit_args("m", "KEY") == ["-c", "user.signingkey=KEY", "commit", "--quiet", "--no-verify",
+                                               "-m", "m", "-S"]
+    assert publish.commit_args("m", sign=True)[-1] == "-S"
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg not installed")
+def test_signed_commit(repo, capsys, tmp_path, monkeypatch):
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    monkeypatch.setenv("GNUPGHOME", str(home))
+    subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key", "Test <test@example.com>", "ed25519",
+                    "sign", "never"], check=True, capture_output=True)
+    fpr = [ln.split(":")[9] for ln in subprocess.run(["gpg", "--with-colons", "--list-secret-keys"], check=True,
+                                                     capture_output=True, text=True).stdout.splitlines()
+           if ln.startswith("fpr:")][0]
+    res = run(args_for(repo, signing_key=fpr), capsys)
+    assert res["changed"] is True, res.get("msg")
+    assert "Good signature" in subprocess.run(["git", "-C", str(repo), "verify-commit", res["commit"]],
+                                              capture_output=True, text=True, check=False).stderr
+    subprocess.run(["gpgconf", "--kill", "gpg-agent"], capture_output=True, check=False)
+
+
+def test_snake_cased_release_config(repo, capsys):
+    rc = {"catalog_templates": [{"template_name": "basic.yaml", "channels": ["beta"], "replaces": "foo.v0.1.0",
+                                 "skip_range": "<0.2.0", "default_channel": "beta"}]}
+    res = run(args_for(repo, release_config=rc), capsys)
+    assert res["changed"] is True
+    written = yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/0.2.0/release-config.yaml"))
+    assert written["catalog_templates"][0]["skipRange"] == "<0.2.0"
+    assert written["catalog_templates"][0]["defaultChannel"] == "beta"
+    tpl = yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/catalog-templates/basic.yaml"))
+    assert {"name": "foo.v0.2.0", "replaces": "foo.v0.1.0", "skipRange": "<0.2.0"} in tpl["entries"][1]["entries"]

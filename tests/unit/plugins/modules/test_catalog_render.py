@@ -1,0 +1,213 @@
+"""catalog_render module: basic/semver renders against the committed community-operators catalogs, fan-out,
+idempotence, check/diff mode, offline errors, no partial output."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
+from ansible_collections.kubeforge.operators.plugins.modules import catalog_render
+
+
+def _shared():
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "galaxy.yml").is_file():
+            path = parent.parent / "shared" / "fbc-conformance"
+            if not path.is_dir():
+                pytest.fail("shared conformance data missing: %s" % path)
+            return path
+    pytest.fail("repository root not found")
+
+
+PROD = _shared() / "community-operators-prod"
+CATALOGS = PROD / "catalogs"
+OPERATORS = PROD / "operators"
+KUBE_GREEN = OPERATORS / "kube-green" / "catalog-templates" / "basic-template.yaml"
+KAIROS = OPERATORS / "kairos-operator" / "catalog-templates" / "semver.yaml"
+FOO_BUNDLE = _shared() / "opm-testdata" / "alpha" / "action" / "testdata" / "foo-bundle-v0.2.0"
+
+
+def run(args, capsys, check_mode=False, diff=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    if diff:
+        args = dict(args, _ansible_diff=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            catalog_render.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def lookup(op):
+    return [str(CATALOGS / "v4.16" / op), str(CATALOGS / "v4.20" / op)]
+
+
+@pytest.mark.parametrize("op,template,cat", [
+    ("kube-green", KUBE_GREEN, "v4.16"), ("kube-green", KUBE_GREEN, "v4.20"),
+    ("kairos-operator", KAIROS, "v4.16"), ("kairos-operator", KAIROS, "v4.20"),
+])
+def test_single_file_matches_committed_catalog(tmp_path, capsys, op, template, cat):
+    dest = tmp_path / "catalog.yaml"
+    level = "bundle-object-to-csv-metadata" if cat == "v4.20" else "none"
+    res = run({"template": str(template), "dest": str(dest), "bundle_lookup": lookup(op), "pull": False,
+               "migrate_level": level}, capsys)
+    assert res["changed"] is True and res["files"] == [str(dest)] and res["packages"] == [op]
+    assert dest.read_bytes() == (CATALOGS / cat / op / "catalog.yaml").read_bytes()
+    again = run({"template": str(template), "dest": str(dest), "bundle_lookup": lookup(op), "pull": False,
+                 "migrate_level": level}, capsys)
+    assert again["changed"] is False and again["changed_files"] == []
+
+
+def test_fanout_default_levels_and_idempotence(tmp_path, capsys):
+    args = {"template": str(KUBE_GREEN), "dest": str(tmp_path / "catalogs"), "pull": False,
+            "bundle_lookup": lookup("kube-green"), "ocp_versions": ["v4.16", "v4.20"]}
+    res = run(args, capsys)
+    assert res["changed"] is True
+    assert [(r["ocp_version"], r["migrate_level"]) for r in res["renders"]] == [
+        ("v4.16", "none"), ("v4.20", "bundle-object-to-csv-metadata")]
+    for cat in ("v4.16", "v4.20"):
+        out = tmp_path / "catalogs" / cat / "kube-green" / "catalog.yaml"
+        assert out.read_bytes() == (CATALOGS / cat / "kube-green" / "catalog.yaml").read_bytes()
+    assert len(res["bundles"]) == 10 and "kube-green.v0.7.1" in res["bundles"]
+    assert run(args, capsys)["changed"] is False
+
+
+def test_fanout_override_and_json(tmp_path, capsys):
+    args = {"template": str(KAIROS), "dest": str(tmp_path), "pull": False, "format": "json",
+            "bundle_lookup": lookup("kairos-operator"), "ocp_versions": ["v4.12", "v4.18"],
+            "migrate_levels": {"v4.12": "bundle-object-to-csv-metadata"}}
+    res = run(args, capsys)
+    assert [r["migrate_level"] for r in res["renders"]] == ["bundle-object-to-csv-metadata"] * 2
+    a = (tmp_path / "v4.12" / "kairos-operator" / "catalog.json").read_text()
+    b = (tmp_path / "v4.18" / "kairos-operator" / "catalog.json").read_text()
+    assert a == b and a.startswith("{\n") and "olm.bundle.object" not in a and "olm.csv.metadata" in a
+
+
+def test_check_mode_and_diff(tmp_path, capsys):
+    dest = tmp_path / "out.yaml"
+    args = {"template": str(KUBE_GREEN), "dest": str(dest), "pull": False, "bundle_lookup": lookup("kube-green"),
+            "migrate_level": "bundle-object-to-csv-metadata"}
+    res = run(args, capsys, check_mode=True, diff=True)
+    assert res["changed"] is True and not dest.exists()
+    assert res["diff"][0]["before"] == "" and res["diff"][0]["after"].startswith("---\ndefaultChannel: alpha\n")
+    run(args, capsys)
+    dest.write_text(dest.read_text().replace("kube-green.v0.7.1", "kube-green.v0.7.9", 1))
+    before = dest.read_bytes()
+    res = run(args, capsys, check_mode=True, diff=True)
+    assert res["changed"] is True and dest.read_bytes() == before and "kube-green.v0.7.9" in res["diff"][0]["before"]
+    big = run(dict(args, migrate_level="none"), capsys, check_mode=True, diff=True)
+    assert big["diff"][0]["after"].startswith("311194 bytes, sha256:")
+
+
+def test_directory_dest(tmp_path, capsys):
+    res = run({"template": str(KUBE_GREEN), "dest": str(tmp_path) + "/", "pull": False,
+               "bundle_lookup": lookup("kube-green")}, capsys)
+    assert res["files"] == [str(tmp_path / "kube-green" / "catalog.yaml")]
+
+
+def test_offline_missing_image_fails_without_output(tmp_path, capsys):
+    dest = tmp_path / "v4.16" / "kube-green" / "catalog.yaml"
+    res = run({"template": str(KUBE_GREEN), "dest": str(tmp_path), "pull": False,
+               "bundle_lookup": [str(CATALOGS / "v4.20" / "cat-facts-operator")], "ocp_versions": ["v4.16"]}, capsys)
+    assert res["failed"] is True and "not found" in res["msg"] and "pulling is disabled" in res["msg"]
+    assert not dest.exists() and os.listdir(tmp_path) == []
+
+
+def test_bundle_directory_lookup(tmp_path, capsys):
+    template = tmp_path / "t.yaml"
+    template.write_text("schema: olm.template.basic\nentries:\n"
+                        "- {schema: olm.package, name: foo, defaultChannel: beta}\n"
+                        "- {schema: olm.channel, package: foo, name: beta, entries: [{name: foo.v0.2.0}]}\n"
+                        "- {schema: olm.bundle, image: quay.io/example/foo-bundle:v0.2.0}\n")
+    res = run({"template": str(template), "dest": str(tmp_path / "o.yaml"), "pull": False,
+               "bundle_lookup": [str(FOO_BUNDLE)]}, capsys)
+    assert res["bundles"] == ["foo.v0.2.0"] and res["pulled"] == []
+    out = (tmp_path / "o.yaml").read_text()
+    assert "image: quay.io/example/foo-bundle:v0.2.0" in out
+    res2 = run({"template": str(template), "dest": str(tmp_path / "p.yaml"), "pull": False,
+                "bundle_images": {"quay.io/example/foo-bundle:v0.2.0": str(FOO_BUNDLE)}}, capsys)
+    assert res2["changed"] is True and (tmp_path / "p.yaml").read_text() == out
+
+
+def test_puller_used_for_missing_images(tmp_path, capsys, monkeypatch):
+    calls = []
+
+    def fake_make_image_puller(**kwargs):
+        calls.append(kwargs)
+
+        def puller(image):
+            return str(FOO_BUNDLE)
+        puller.cleanup = lambda: calls.append("cleanup")
+        return puller
+
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci import pull
+    monkeypatch.setattr(pull, "make_image_puller", fake_make_image_puller)
+    template = tmp_path / "t.yaml"
+    template.write_text("schema: olm.template.basic\nentries:\n- {schema: olm.bundle, image: reg.example/foo:1}\n")
+    res = run({"template": str(template), "dest": str(tmp_path / "o.yaml"), "registry_username": "u",
+               "registry_password": "secret-pw", "validate_certs": False}, capsys)
+    assert res["pulled"] == ["reg.example/foo:1"] and res["bundles"] == ["foo.v0.2.0"]
+    assert calls[0]["username"] == "u" and calls[0]["verify"] is False and calls[-1] == "cleanup"
+    assert "secret-pw" not in json.dumps(res)
+
+
+@pytest.mark.parametrize("args,msg", [
+    ({"ocp_versions": ["4.20"]}, "expected vX.Y"),
+    ({"ocp_versions": ["v4.20"], "migrate_levels": {"v4.16": "none"}}, "not in ocp_versions"),
+    ({"migrate_levels": {"v4.16": "none"}}, "requires ocp_versions"),
+    ({"ocp_versions": ["v4.20"], "migrate_levels": {"v4.20": "bogus"}}, "unknown migration level"),
+    ({"template": "/nonexistent/t.yaml"}, "not found"),
+])
+def test_bad_arguments(tmp_path, capsys, args, msg):
+    base = {"template": str(KUBE_GREEN), "dest": str(tmp_path / "x"), "pull": False,
+            "bundle_lookup": lookup("kube-green")}
+    res = run(dict(base, **args), capsys)
+    assert res["failed"] is True and msg in res["msg"]
+
+
+def test_bad_template(tmp_path, capsys):
+    template = tmp_path / "t.yaml"
+    template.write_text("schema: olm.nope\n")
+    res = run({"template": str(template), "dest": str(tmp_path / "o.yaml")}, capsys)
+    assert res["failed"] is True and "unknown template schema: olm.nope" in res["msg"]
+
+
+def test_staged_write_keeps_old_files_on_failure(tmp_path, monkeypatch):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("old")
+    real = os.fdopen
+    state = {"n": 0}
+
+    def failing(fd, mode):
+        state["n"] += 1
+        if state["n"] == 2:
+            os.close(fd)
+            raise OSError("disk full")
+        return real(fd, mode)
+
+    monkeypatch.setattr(publish.os, "fdopen", failing)
+    with pytest.raises(OSError):
+        publish.commit_files([(str(a), b"old", b"new"), (str(b), None, b"new")])
+    assert a.read_text() == "old" and not b.exists() and sorted(os.listdir(tmp_path)) == ["a"]
+
+
+def test_plan_fanout_rules():
+    assert publish.plan_fanout(["v4.16", "v4.17", "v4.16"]) == [("v4.16", "none"),
+                                                                 ("v4.17", "bundle-object-to-csv-metadata")]
+    assert publish.plan_fanout(["v4.20"], migrate_level="none") == [("v4.20", "none")]
+    with pytest.raises(publish.PublishError):
+        publish.plan_fanout([4.2])
+
+
+def test_copy_of_shared_catalog_unchanged(tmp_path, capsys):
+    """Rendering over a copy of the committed catalogs directory is a no-op."""
+    root = tmp_path / "catalogs"
+    for cat in ("v4.16", "v4.20"):
+        shutil.copytree(CATALOGS / cat / "kube-green", root / cat / "kube-green")
+    res = run({"template": str(KUBE_GREEN), "dest": str(root), "pull": False, "bundle_lookup": lookup("kube-green"),
+               "ocp_versions": ["v4.16", "v4.20"]}, capsys)
+    assert res["changed"] is False and len(res["files"]) == 2
