@@ -13,7 +13,12 @@ KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 OLM_VERSION=${OLM_VERSION:-v0.46.0}
 OPM_VERSION=${OPM_VERSION:-v1.73.0}
 
+command -v go >/dev/null 2>&1 || { echo "build.sh: the Go toolchain (1.26.3 or later) is required on PATH" >&2; exit 1; }
 GO_VERSION=$(go env GOVERSION)
+# OLM's and opm's go.mod need go >= 1.26.3; with GOTOOLCHAIN=local an older Go fails late and obscurely.
+if ! printf '%s\n%s\n' "go1.26.3" "$GO_VERSION" | sort -V -C; then
+  echo "build.sh: Go $GO_VERSION is too old; 1.26.3 or later is required" >&2; exit 1
+fi
 CACHE=${KUBEFORGE_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge-testbed}
 KEY="k8s-${K8S_VERSION}.etcd-${ETCD_VERSION}.kwok-${KWOK_VERSION}.olm-${OLM_VERSION}.opm-${OPM_VERSION}.${GO_VERSION}"
 BIN="$CACHE/bin/$KEY"
