@@ -135,25 +135,18 @@ warnings:
   sample: []
 """
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-
-try:
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.mermaid import render_mermaid
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import (
-        channel_head,
-        convert_to_model,
-        to_jsonable,
-        upgrade_path,
-    )
-    IMPORT_ERROR = None
-except ImportError:  # PyYAML (a dependency of ansible-core) is missing
-    IMPORT_ERROR = traceback.format_exc()
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR, load
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.mermaid import render_mermaid
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import (
+    channel_head,
+    convert_to_model,
+    to_jsonable,
+    upgrade_path,
+)
 
 
 def argspec():
@@ -196,8 +189,8 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    if IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
+    if YAML_IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
     try:
         run_module(module)
     except (FBCError, ValueError, OSError) as e:

@@ -296,28 +296,22 @@ csv_name:
   sample: kube-green.v0.7.2
 """
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+    GitRepo,
+    PublishError,
+    check_branch_name,
+    commit_release,
+    make_diff,
+    opm_compat_arg,
+    plan_release,
+    puller_factory,
+    release_changes,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
-
-try:
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-        GitRepo,
-        PublishError,
-        check_branch_name,
-        commit_release,
-        make_diff,
-        opm_compat_arg,
-        plan_release,
-        puller_factory,
-        release_changes,
-    )
-    IMPORT_ERROR = None
-except ImportError:  # PyYAML (a dependency of ansible-core) is missing
-    IMPORT_ERROR = traceback.format_exc()
 
 REGISTRY_OPTIONS = dict(
     registry_username=dict(type="str"),
@@ -396,8 +390,8 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    if IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
+    if YAML_IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
     try:
         run_module(module)
     except OCIError as e:

@@ -267,30 +267,24 @@ pulled:
   sample: []
 """
 
-import os
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+    build_lookup,
+    cleanup_lookup,
+    commit_files,
+    make_diff,
+    opm_compat_arg,
+    pending_changes,
+    plan_fanout,
+    puller_factory,
+    read_bytes,
+    render_outputs,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
-
-try:
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-        build_lookup,
-        cleanup_lookup,
-        commit_files,
-        make_diff,
-        opm_compat_arg,
-        pending_changes,
-        plan_fanout,
-        puller_factory,
-        read_bytes,
-        render_outputs,
-    )
-    IMPORT_ERROR = None
-except ImportError:  # PyYAML (a dependency of ansible-core) is missing
-    IMPORT_ERROR = traceback.format_exc()
 
 REGISTRY_OPTIONS = dict(
     registry_username=dict(type="str"),
@@ -330,7 +324,8 @@ def run_module(module):
     fanout = None
     if params["ocp_versions"]:
         fanout = plan_fanout(params["ocp_versions"], params["migrate_level"], params["migrate_levels"])
-    bundle_images = dict((str(k), os.path.expanduser(str(v))) for k, v in params["bundle_images"].items())
+    # the values are paths: expand them like type="path" options (the dict itself cannot declare a value type)
+    bundle_images = dict((str(k), check_type_path(v)) for k, v in params["bundle_images"].items())
     lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
                                  puller_factory=puller_factory(params))
     try:
@@ -354,8 +349,8 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    if IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
+    if YAML_IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
     try:
         run_module(module)
     except OCIError as e:

@@ -224,41 +224,35 @@ created:
 """
 
 import os
-import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.convert import (
+    convert_declcfg,
+    convert_fbc_stream,
+    dump_basic_template_json,
+    dump_basic_template_yaml,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-
-try:
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.convert import (
-        convert_declcfg,
-        convert_fbc_stream,
-        dump_basic_template_json,
-        dump_basic_template_yaml,
-    )
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load_fs
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-        commit_files,
-        dump_template,
-        load_template_for_edit,
-        make_diff,
-        read_bytes,
-        template_images,
-        template_kind,
-        text_format,
-    )
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_bundle import render_bundle_dir_blob
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_edit import (
-        add_bundle,
-        add_bundle_semver,
-        latest_in_channel,
-        remove_bundle,
-        remove_bundle_semver,
-    )
-    IMPORT_ERROR = None
-except ImportError:  # PyYAML (a dependency of ansible-core) is missing
-    IMPORT_ERROR = traceback.format_exc()
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR, load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+    commit_files,
+    dump_template,
+    load_template_for_edit,
+    make_diff,
+    read_bytes,
+    template_images,
+    template_kind,
+    text_format,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_bundle import render_bundle_dir_blob
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_edit import (
+    add_bundle,
+    add_bundle_semver,
+    latest_in_channel,
+    remove_bundle,
+    remove_bundle_semver,
+)
 
 
 def argspec():
@@ -381,8 +375,8 @@ def main():
         required_one_of=[("add_bundle", "remove_bundle", "convert_from", "latest_in_channel")],
         supports_check_mode=True,
     )
-    if IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=IMPORT_ERROR)
+    if YAML_IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
     try:
         run_module(module)
     except (FBCError, ValueError, OSError) as e:

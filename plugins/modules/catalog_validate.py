@@ -176,7 +176,7 @@ def run_module(module):
     if not result["valid"] and module.params["fail_on_invalid"]:
         errors = result["errors"]
         msg = "catalog %s is invalid (%d problem%s): %s" % (path, len(errors), "" if len(errors) == 1 else "s",
-                                                           res.opm_error or "; ".join(errors))
+                                                            res.opm_error or "; ".join(errors))
         module.fail_json(msg=msg, **result)
     module.exit_json(**result)
 

@@ -146,7 +146,7 @@ class Testbed:
             _log(f"testbed already running: reusing it ({self.kubeconfig})")
             return self.status()
         if self.state:
-            self.down()
+            self.down()  # a stale state file: processes died (e.g. the machine restarted)
         started = time.monotonic()
         bins = build() if build_first else bin_dir()
         if not (bins / ".done").exists():
@@ -173,7 +173,10 @@ class Testbed:
             self._start_registry()
         except Exception:
             _log(f"bring-up failed; stopping what was started (logs kept in {self.log_dir})")
-            self.down(keep_logs=True)
+            try:
+                self.down(keep_logs=True)
+            except TestbedError as exc:  # report, but keep the bring-up error as the one raised
+                _log(str(exc))
             raise
         self.state["up_seconds"] = round(time.monotonic() - started, 1)
         self._save_state()
@@ -521,9 +524,16 @@ class Testbed:
 
     # ------------------------------------------------------------------ down
     def down(self, keep_logs: bool = True) -> None:
-        """Stop every process (reverse start order), free the ports and remove etcd's tmpfs data."""
-        for record in reversed(self.processes()):
+        """Stop every process (reverse start order), free the ports and remove etcd's tmpfs data.
+
+        Raises TestbedError when a process survives or a port still accepts connections afterwards.
+        """
+        records = self.processes()
+        for record in reversed(records):
             procs.stop(record)
+        ports = dict(self.state.get("ports", {}))
+        if "olm" in self.state.get("processes", {}):
+            ports.update({"olm-health": 8080, "catalog-health": 8443})
         etcd_data = self.state.get("etcd_data")
         if etcd_data and Path(etcd_data).is_dir():
             shutil.rmtree(etcd_data, ignore_errors=True)
@@ -532,3 +542,7 @@ class Testbed:
         if not keep_logs and self.log_dir.exists():
             shutil.rmtree(self.log_dir, ignore_errors=True)
         self.state = {}
+        survivors = [r["name"] for r in records if procs.alive(r["pid"], r["binary"])]
+        listening = [f"{name}:{port}" for name, port in sorted(ports.items()) if port and procs.port_open(port)]
+        if survivors or listening:
+            raise TestbedError(f"teardown incomplete: processes still running {survivors}, ports still listening {listening}")

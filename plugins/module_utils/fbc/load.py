@@ -23,11 +23,21 @@ import binascii
 import copy
 import decimal
 import json
+import math
 import operator
 import os
 import re
+import traceback
 
-import yaml
+try:
+    import yaml
+except ImportError:  # PyYAML ships with ansible-core; the modules report it with missing_required_lib
+    yaml = None
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = traceback.format_exc()
+else:
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import goyaml
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import (
@@ -49,7 +59,8 @@ ALIAS_EXPANSION_BUDGET = 10000
 HAVE_LIBYAML = bool(getattr(yaml, "__with_libyaml__", False))
 _BaseSafeLoader = getattr(yaml, "CSafeLoader", None) if HAVE_LIBYAML else None
 if _BaseSafeLoader is None:  # pragma: no cover - depends on the PyYAML build
-    _BaseSafeLoader = yaml.SafeLoader
+    # without PyYAML the loader class below is a placeholder; YAML input is refused by _require_yaml()
+    _BaseSafeLoader = yaml.SafeLoader if yaml is not None else object
 
 _MAX_EXACT_FLOAT_INT = 2 ** 53
 
@@ -72,8 +83,8 @@ def _go_number(value):
         except OverflowError:
             raise ValueError("json: unsupported value: number out of float64 range") from None
         return _float_to_go_int(f) if abs(f) < 1e21 else f
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError("json: unsupported value: %s" % ("NaN" if value != value else "+Inf" if value > 0 else "-Inf"))
+    if not math.isfinite(value):
+        raise ValueError("json: unsupported value: %s" % ("NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"))
     if value.is_integer() and abs(value) < 1e21:
         return int(value) if abs(value) <= _MAX_EXACT_FLOAT_INT else _float_to_go_int(value)
     return value
@@ -110,9 +121,12 @@ class _FBCYAMLLoader(_BaseSafeLoader):
         return _BaseSafeLoader.resolve(self, kind, value, implicit)
 
 
-_SCALAR_NODE = yaml.ScalarNode
-_MAPPING_NODE = yaml.MappingNode
-_SEQUENCE_NODE = yaml.SequenceNode
+if yaml is not None:
+    _SCALAR_NODE = yaml.ScalarNode
+    _MAPPING_NODE = yaml.MappingNode
+    _SEQUENCE_NODE = yaml.SequenceNode
+else:  # pragma: no cover - PyYAML missing: no node is ever built (YAML input is refused by _require_yaml())
+    _SCALAR_NODE = _MAPPING_NODE = _SEQUENCE_NODE = None
 _MAP_TAG = _TAG_PREFIX + "map"
 _SET_TAG = _TAG_PREFIX + "set"
 _SEQ_TAG = _TAG_PREFIX + "seq"
@@ -245,7 +259,7 @@ class _AliasBudgetExceeded(Exception):
 
 def _retag_merge_keys(node):
     """Let PyYAML's flatten_mapping recognise our plain '<<' keys as merge keys (go-yaml v2 merges them too)."""
-    for key_node, _ in node.value:
+    for key_node, _value_node in node.value:
         if key_node.__class__ is _SCALAR_NODE and key_node.tag == _PLAIN_TAG and key_node.value == "<<":
             key_node.tag = _TAG_PREFIX + "merge"
 
@@ -578,6 +592,13 @@ def _split_yaml_documents(text, source):
     return docs
 
 
+def _require_yaml(source):
+    """YAML input needs PyYAML (JSON streams do not); refuse it with a clear error when the library is missing."""
+    if yaml is None:
+        raise LoadError("the PyYAML Python library is required to parse YAML (JSON input works without it)",
+                        path=source)
+
+
 def _yaml_error_text(e, first_line):
     """A one-line YAML error with positions relative to the whole file."""
     if isinstance(e, yaml.MarkedYAMLError):
@@ -663,6 +684,8 @@ def iter_documents(data, source="<input>"):
     stripped = text.lstrip(" \t\r\n")
     if stripped.startswith("{"):
         return _json_documents(text, source)
+    if stripped:
+        _require_yaml(source)
     return _yaml_documents(text, source)
 
 
@@ -680,8 +703,8 @@ def _json_kind(value):
 
 
 def _type_error(value, struct, field, go_type):
-    return "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (_json_kind(value), struct, field,
-                                                                                 go_type)
+    return "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (
+        _json_kind(value), struct, field, go_type)
 
 
 def _fold_lookup(obj, fields):
@@ -1125,7 +1148,7 @@ def _load_group_as_json(paths):
 def _split_groups(paths, workers):
     """Balance files by size into `workers` groups, each kept in walk order."""
     order = {p: i for i, p in enumerate(paths)}
-    groups = [[] for _ in range(workers)]
+    groups = [[] for _worker in range(workers)]
     loads = [0] * workers
     for path in sorted(paths, key=os.path.getsize, reverse=True):
         i = loads.index(min(loads))

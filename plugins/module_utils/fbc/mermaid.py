@@ -140,6 +140,14 @@ class MermaidWriter:
         link_id = 0
         skipped_link_ids = []
 
+        def semantics(skipped_entities, edge, lid, capture_new):
+            if not self.draw_v0_semantics:
+                return
+            if edge in skipped_entities:
+                skipped_link_ids.append(str(lid))
+            elif capture_new:
+                skipped_entities.add(edge)
+
         for c in channels:
             entries = self._filter_channel(c, versions, min_version, min_edge_package)
             if entries is None:
@@ -157,15 +165,6 @@ class MermaidWriter:
 
             ordered = sorted(entries, key=lambda e: versions.get(e["name"], _ZERO), reverse=True)
             skipped_entities = set()
-
-            def semantics(edge, lid, capture_new, skipped_entities=skipped_entities):
-                if not self.draw_v0_semantics:
-                    return
-                if edge in skipped_entities:
-                    skipped_link_ids.append(str(lid))
-                elif capture_new:
-                    skipped_entities.add(edge)
-
             for ce in ordered:
                 entry_id = "%s-%s" % (channel_id, ce["name"])
                 node = "%s[%s]" % (entry_id, q(ce["name"]))
@@ -180,7 +179,7 @@ class MermaidWriter:
                     decorated["skipped"].append(entry_id)
                 for s in ce["skips"]:
                     out.append("      %s-%s[%s]-- skip --> %s\n" % (channel_id, s, q(s), node))
-                    semantics(s, link_id, True)
+                    semantics(skipped_entities, s, link_id, True)
                     link_id += 1
                 if ce["skipRange"]:
                     try:
@@ -193,12 +192,12 @@ class MermaidWriter:
                             if rng(versions.get(edge["name"], _ZERO)):
                                 out.append('      %s-%s[%s]-- "skipRange(%s)" --> %s\n'
                                            % (channel_id, edge["name"], q(edge["name"]), ce["skipRange"], node))
-                                semantics(ce["name"], link_id, False)
+                                semantics(skipped_entities, ce["name"], link_id, False)
                                 link_id += 1
                 if ce["replaces"]:
                     out.append("      %s-%s[%s]-- replace --> %s\n" % (channel_id, ce["replaces"], q(ce["replaces"]),
                                                                        node))
-                    semantics(ce["name"], link_id, False)
+                    semantics(skipped_entities, ce["name"], link_id, False)
                     link_id += 1
             out.append("    end\n")
 

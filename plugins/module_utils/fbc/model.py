@@ -915,8 +915,11 @@ def upgrade_path(model, package, start, channel=None):
             first = [origin]
     if origin == head:
         return []
+
     # Breadth-first search; neighbours visited highest version first so ties resolve to bigger jumps.
-    order = lambda n: ch.bundles[n].version  # noqa: E731
+    def order(n):
+        return ch.bundles[n].version
+
     previous = {n: None for n in first}
     frontier = sorted(first, key=order, reverse=True)
     while frontier:

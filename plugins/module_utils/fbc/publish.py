@@ -240,8 +240,8 @@ def catalog_files(cfg, directory, output_format="yaml"):
         check_path_component(name, "package")
         out.append((os.path.join(directory, name, "catalog" + ext), dumps(by_pkg[name], output_format)))
     if root_others:
-        out.append((os.path.join(directory, "catalog" + ext), dumps(DeclarativeConfig(others=root_others),
-                                                                     output_format)))
+        out.append((os.path.join(directory, "catalog" + ext),
+                    dumps(DeclarativeConfig(others=root_others), output_format)))
     return out
 
 
@@ -365,6 +365,8 @@ def _yaml_classes():
     """(loader, dumper) classes, built on first use: a SafeLoader keeping timestamps as strings (they are plain
     strings to opm's JSON round trip) and a SafeDumper keeping key order, block style and literal multi-line
     strings (close to the ruamel output of the community pipeline)."""
+    if yaml is None:
+        raise PublishError("the PyYAML Python library is required to read and write YAML templates")
     if not _YAML:
         class EditLoader(yaml.SafeLoader):
             pass
@@ -387,7 +389,8 @@ def _yaml_classes():
 
 def dump_yaml_document(doc):
     """``---`` + the document in block style, key order preserved."""
-    return yaml.dump(doc, Dumper=_yaml_classes()[1], explicit_start=True, sort_keys=False, allow_unicode=True,
+    dumper = _yaml_classes()[1]
+    return yaml.dump(doc, Dumper=dumper, explicit_start=True, sort_keys=False, allow_unicode=True,
                      default_flow_style=False, width=2 ** 31 - 1)
 
 
@@ -403,11 +406,15 @@ def load_template_for_edit(data):
     editing; None for an empty file."""
     if isinstance(data, bytes):
         data = data.decode("utf-8")
-    try:
-        if text_format(data) == "json":
+    if text_format(data) == "json":
+        try:
             doc, _end = json.JSONDecoder().raw_decode(data.lstrip())
-            return doc
-        for doc in yaml.load_all(data, Loader=_yaml_classes()[0]):
+        except ValueError as e:
+            raise PublishError("cannot parse template: %s" % e) from None
+        return doc
+    loader = _yaml_classes()[0]
+    try:
+        for doc in yaml.load_all(data, Loader=loader):
             return doc
     except ValueError as e:
         raise PublishError("cannot parse template: %s" % e) from None
@@ -428,8 +435,8 @@ def template_kind(doc):
         return "basic"
     if schema == SCHEMA_SEMVER:
         return "semver"
-    raise PublishError("not a catalog template: schema %s is neither %s nor %s" % (json.dumps(schema), SCHEMA_BASIC,
-                                                                                  SCHEMA_SEMVER))
+    raise PublishError("not a catalog template: schema %s is neither %s nor %s"
+                       % (json.dumps(schema), SCHEMA_BASIC, SCHEMA_SEMVER))
 
 
 def template_images(doc):
@@ -501,8 +508,8 @@ class GitRepo:
             words = list(args)
             while words[:1] == ["-c"]:
                 words = words[2:]
-            raise PublishError("git %s failed (exit %d): %s" % (" ".join(words[:1]), proc.returncode,
-                                                               proc.stderr.decode("utf-8", "replace").strip()))
+            detail = proc.stderr.decode("utf-8", "replace").strip()
+            raise PublishError("git %s failed (exit %d): %s" % (" ".join(words[:1]), proc.returncode, detail))
         return proc
 
     def out(self, *args, **kwargs):
@@ -641,8 +648,8 @@ def plan_release(repo, ref, package, version, bundle_path, release_config=None, 
         rc = None
     plan.release_config = rc
 
-    image = bundle_image or bundle_pullspec(package, version, **({"registry": bundle_registry}
-                                                                  if bundle_registry else {}))
+    image = bundle_image or bundle_pullspec(package, version,
+                                            **({"registry": bundle_registry} if bundle_registry else {}))
     plan.bundle_image = image
     if rc is None:
         return plan

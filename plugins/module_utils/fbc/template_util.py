@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import datetime
 import json
+import math
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load as core_load
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
@@ -31,7 +32,7 @@ def go_jsonify(obj):
         changed = False
         out = {}
         for k, v in obj.items():
-            nk = k if type(k) is str else _key_str(k)
+            nk = k if isinstance(k, str) else _key_str(k)
             nv = go_jsonify(v)
             if nk is not k or nv is not v:
                 changed = True
@@ -43,8 +44,7 @@ def go_jsonify(obj):
             return obj
         return out
     if t is float:
-        if obj == obj and obj not in (float("inf"), float("-inf")) and obj.is_integer() \
-                and _INT64_MIN <= obj <= _INT64_MAX:
+        if math.isfinite(obj) and obj.is_integer() and _INT64_MIN <= obj <= _INT64_MAX:
             return int(obj)
         return obj
     if isinstance(obj, (datetime.date, datetime.datetime)):

@@ -18,6 +18,7 @@ __metaclass__ = type
 import decimal
 import functools
 import json
+import math
 import os
 import re
 import tempfile
@@ -32,6 +33,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg im
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import UnsafeNameError, WriteError
 
 # ----------------------------------------------------------------------------------------- Go struct shaping
+
 
 def _props(props):
     return [{"type": p.get("type") or "", "value": p.get("value")} for p in props]
@@ -142,12 +144,10 @@ def ordered_objects(cfg):
             yield go_channel(c)
         for b in sorted(bundles, key=lambda b: go_sort_key(b.get("name") or "")):
             yield go_bundle(b)
-        for o in sorted(others, key=lambda o: go_sort_key(_meta_str(o, "schema"))):
-            yield o
+        yield from sorted(others, key=lambda o: go_sort_key(_meta_str(o, "schema")))
         for d in deprecations:
             yield go_deprecation(d)
-    for o in root_others:
-        yield o
+    yield from root_others
 
 
 # ----------------------------------------------------------------------------------------- JSON
@@ -168,14 +168,11 @@ def _go_json_fixups(text, escape_html):
     return text
 
 
-_INF = float("inf")
-
-
 def go_json_float(f):
     """Go encoding/json's float64 text: shortest digits, fixed notation for 1e-6 <= |f| < 1e21, else
     exponent notation without a leading zero in the exponent (1e-07 -> 1e-7)."""
-    if f != f or f in (_INF, -_INF):
-        raise WriteError("json: unsupported value: %s" % ("NaN" if f != f else "+Inf" if f > 0 else "-Inf"))
+    if not math.isfinite(f):
+        raise WriteError("json: unsupported value: %s" % ("NaN" if math.isnan(f) else "+Inf" if f > 0 else "-Inf"))
     a = abs(f)
     r = repr(f)
     if a != 0 and (a < 1e-6 or a >= 1e21):
@@ -245,6 +242,7 @@ _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 _DQ_SIMPLE = {"\x00": "0", "\x07": "a", "\x08": "b", "\t": "t", "\n": "n", "\x0b": "v", "\x0c": "f", "\r": "r",
               "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
 
+
 def resolves_to_non_string(s):
     """True if go-yaml v2 would read the plain scalar s as something other than a string."""
     return goyaml.resolve(s)[0] != goyaml.STR
@@ -296,9 +294,9 @@ def _analyze(value):
 
 def _format_go_float(f):
     """strconv.FormatFloat(f, 'g', -1, 64) as go-yaml v2 prints float64 values."""
-    if f != f:
+    if math.isnan(f):
         return ".nan"
-    if f in (float("inf"), float("-inf")):
+    if math.isinf(f):
         return ".inf" if f > 0 else "-.inf"
     if f == 0:
         return "-0" if str(f).startswith("-") else "0"
@@ -306,9 +304,9 @@ def _format_go_float(f):
     sign = ""
     if r[0] == "-":
         sign, r = "-", r[1:]
-    mant, _, exp = r.partition("e")
+    mant, _sep, exp = r.partition("e")
     exp = int(exp) if exp else 0
-    int_part, _, frac = mant.partition(".")
+    int_part, _sep, frac = mant.partition(".")
     digits = (int_part + frac).lstrip("0")
     # decimal exponent of the first significant digit
     point = len(int_part) + exp if int_part != "0" else exp - (len(frac) - len(frac.lstrip("0")))
@@ -367,7 +365,7 @@ def _key_less(a, b):
 def _key_cmp(a, b):
     if _key_less(a, b):
         return -1
-    if _key_less(b, a):
+    if _key_less(b, a):  # pylint: disable=arguments-out-of-order  # swapped on purpose: is b < a?
         return 1
     return 0
 

@@ -480,8 +480,8 @@ def test_publish_playbook_and_role(tmp_path):
     assert res2["images"] == res["images"]
     # check mode with another version set: reports the change, writes nothing
     output3 = playbook(tmp_path, None, dict(extra, catalog_publish_ocp_versions=["v4.18"],
-                                               catalog_publish_image_build=False, catalog_publish_release=False),
-                          path=wrapper, check=True)[1]
+                                            catalog_publish_image_build=False, catalog_publish_release=False),
+                       path=wrapper, check=True)[1]
     assert _recap_changed(output3) == 1 and not (tmp_path / "catalogs" / "v4.18").exists()
 
 

@@ -89,7 +89,7 @@ def test_find_resource_refreshes_discovery_for_a_new_crd(kubeconfig):
             "CustomResourceDefinition",
             "widgets." + group,
             None,
-            lambda o: any(c["type"] == "Established" and c["status"] == "True" for c in (o or {}).get("status", {}).get("conditions", [])),
+            lambda o: any(c["type"] == "Established" and c["status"] == "True" for c in ((o or {}).get("status") or {}).get("conditions") or []),
             timeout=30,
         )
         assert established

@@ -51,6 +51,6 @@ def opm_base(registry, tmp_path_factory):
     image = build_directory_image(str(src), "/", labels={"org.example.base": "opm"}, entrypoint=["/bin/opm"],
                                   cmd=["--help"])
     ref = "%s/operator-framework/opm:latest" % registry.host
-    changed, _ = push_image(registry.client(), ref, image)
+    changed = push_image(registry.client(), ref, image)[0]
     assert changed
     return ref, image

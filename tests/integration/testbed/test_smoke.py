@@ -78,7 +78,8 @@ def test_daemonset_gets_one_ready_pod_per_node(api, namespace, testbed):
         return st.desired_number_scheduled == nodes and st.number_ready == nodes
 
     # One pod per node: allow more time on a large testbed (1000 nodes take about a minute).
-    wait_for(apps.list_namespaced_daemon_set, all_ready, 60 + nodes * 0.2, "daemonset agent ready on every node", namespace=namespace, field_selector="metadata.name=agent")
+    timeout = 60 + nodes * 0.2
+    wait_for(apps.list_namespaced_daemon_set, all_ready, timeout, "daemonset agent on every node", namespace=namespace, field_selector="metadata.name=agent")
     pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector="app=agent").items
     assert sorted(p.spec.node_name for p in pods) == sorted(f"kwok-node-{i}" for i in range(nodes))
     assert all(any(c.type == "Ready" and c.status == "True" for c in p.status.conditions) for p in pods)

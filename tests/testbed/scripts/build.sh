@@ -31,7 +31,8 @@ export GOTOOLCHAIN=local          # never download a toolchain
 export GOPROXY=${GOPROXY:-https://proxy.golang.org}
 # Modules are fetched only through the proxy: no VCS fallback.
 case "$GOPROXY" in *direct*) export GOPROXY=https://proxy.golang.org ;; esac
-export GONOSUMDB= GOFLAGS
+export GONOSUMDB=''
+export GOFLAGS
 mkdir -p "$BIN" "$SRC"
 
 if [ -f "$BIN/.done" ]; then echo "$BIN"; exit 0; fi

@@ -196,8 +196,8 @@ def test_staged_write_keeps_old_files_on_failure(tmp_path, monkeypatch):
 
 
 def test_plan_fanout_rules():
-    assert publish.plan_fanout(["v4.16", "v4.17", "v4.16"]) == [("v4.16", "none"),
-                                                                 ("v4.17", "bundle-object-to-csv-metadata")]
+    assert publish.plan_fanout(["v4.16", "v4.17", "v4.16"]) == [
+        ("v4.16", "none"), ("v4.17", "bundle-object-to-csv-metadata")]
     assert publish.plan_fanout(["v4.20"], migrate_level="none") == [("v4.20", "none")]
     with pytest.raises(publish.PublishError):
         publish.plan_fanout([4.2])

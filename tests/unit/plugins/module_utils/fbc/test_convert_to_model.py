@@ -101,7 +101,7 @@ CASES = [
      cfg(packages=[FOO_PKG], bundles=[new_test_bundle("foo", "0.1.0", with_props())])),
     ("Error/BundleMultiplePackageProperty", 'package "foo" bundle "foo.v0.1.0" must have exactly 1 "olm.package" property, found 2',
      cfg(packages=[FOO_PKG], bundles=[new_test_bundle("foo", "0.1.0", with_props(package_property("foo", "0.1.0"),
-                                                                                  package_property("foo", "0.1.0")))])),
+                                                                                 package_property("foo", "0.1.0")))])),
     ("Success/BundleWithDataButMissingImage", None,
      cfg(packages=[FOO_PKG], channels=[alpha(bundle_name("foo", "0.1.0"))],
          bundles=[new_test_bundle("foo", "0.1.0", with_image(""))])),

@@ -52,7 +52,7 @@ def test_yaml_token_soup(text):
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 60, 2 ** 60), st.text(max_size=20),
                          st.floats(allow_nan=False, allow_infinity=False, width=64))
 json_values = st.recursive(json_scalars, lambda kids: st.one_of(st.lists(kids, max_size=4),
-                                                               st.dictionaries(st.text(max_size=8), kids, max_size=4)),
+                                                                st.dictionaries(st.text(max_size=8), kids, max_size=4)),
                            max_leaves=12)
 
 

@@ -52,7 +52,7 @@ SCHEMAS = st.sampled_from(["olm.template.basic", "olm.semver", "olm.package", "o
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, width=32),
                     st.text(max_size=8), SCHEMAS, st.sampled_from(["major", "minor", "1.0.0", "../x", "a/b"]))
 JSONISH = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(KEYS, inner, max_size=5)), max_leaves=20)
+                                                        st.dictionaries(KEYS, inner, max_size=5)), max_leaves=20)
 
 
 def _renderer(image):
@@ -95,8 +95,8 @@ def test_structures_never_crash(doc):
 
 
 ENTRY = st.fixed_dictionaries({"schema": SCHEMAS}, optional={"name": SCALARS, "package": SCALARS, "image": SCALARS,
-                                                            "entries": JSONISH, "properties": JSONISH,
-                                                            "defaultChannel": SCALARS, "icon": JSONISH})
+                                                             "entries": JSONISH, "properties": JSONISH,
+                                                             "defaultChannel": SCALARS, "icon": JSONISH})
 
 
 @SETTINGS
@@ -150,7 +150,7 @@ def test_semver_render_invariants(archs, major, minor, v146):
 @given(st.lists(VERSIONS, min_size=1, max_size=12, unique=True))
 def test_edge_scoped_major_channel_single_head(versions):
     vs = {"p.v" + v: Version.parse(v) for v in versions}
-    channels, _ = generate_channels({"stable": vs}, True, False, "major", "p")
+    channels = generate_channels({"stable": vs}, True, False, "major", "p")[0]
     for c in channels:
         referenced = set()
         for e in c["entries"]:
@@ -162,12 +162,12 @@ def test_edge_scoped_major_channel_single_head(versions):
 
 
 @SETTINGS
-@given(st.lists(VERSIONS, min_size=1, max_size=10, unique=True), st.lists(st.sampled_from(["a", "b", "c"]),
-                                                                         min_size=1, max_size=3, unique=True))
+@given(st.lists(VERSIONS, min_size=1, max_size=10, unique=True),
+       st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True))
 def test_edit_convert_render_round_trip(versions, channels):
     tpl = None
     for v in versions:
-        tpl, _ = add_bundle(tpl, "reg/p:%s" % v, "p.v%s" % v, channels, package="p")
+        tpl = add_bundle(tpl, "reg/p:%s" % v, "p.v%s" % v, channels, package="p")[0]
     out = render_basic_template(tpl, _renderer)
     assert [b["image"] for b in out.bundles] == ["reg/p:%s" % v for v in versions]
     docs = out.packages + out.channels + out.bundles

@@ -289,11 +289,11 @@ def test_pure_python_loader_fallback_behaves_the_same():
     import yaml
 
     pure = type("PureFBCLoader", (yaml.SafeLoader,), {"resolve": L._FBCYAMLLoader.resolve,
-                                                       "yaml_constructors": L._FBCYAMLLoader.yaml_constructors})
+                                                      "yaml_constructors": L._FBCYAMLLoader.yaml_constructors})
     text = "schema: x\nts: 2026-02-09\ny: n\nnum: 0o17\nl: [1, '2', ~]\nm: {b: 1, a: [x]}\nblock: |\n  a\n  b\n"
     assert L._load_yaml_document(text, pure) == L._load_yaml_document(text)
     catalog = (LOAD_FIXTURES / "validFS" / "etcd.yaml").read_text()
-    for doc, _ in L._split_yaml_documents(catalog, "etcd.yaml"):
+    for doc, _line in L._split_yaml_documents(catalog, "etcd.yaml"):
         assert L._load_yaml_document(doc, pure) == L._load_yaml_document(doc)
 
 
@@ -306,7 +306,7 @@ def test_pure_python_loader_fallback_behaves_the_same():
     ("just text\n", "yaml", "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value "
                             'of type map[string]interface {} at offset 11 (indicated by <==)\n"just text" <=='),
     ('{"schema":"olm.package"} [1, 2]', "json", "json: cannot unmarshal array into Go value of type map[string]interface {} "
-                                               "at offset 1 (indicated by <==)\n[ <== \n    1,\n    2\n]"),
+                                                "at offset 1 (indicated by <==)\n[ <== \n    1,\n    2\n]"),
     ("---\n# comment\n---\nschema: olm.package\nname: p\n", "yaml", "object '' is missing root schema field"),
     ('{"schema": {"a": 1}}', "json", 'expected value for key "schema" to be a string, got map[%!t(string=a):%!t(float64=1)]: map[a:1]'),
     ('{"schema":"olm.bundle","name":"b","package":"p","properties":[{"type":"olm.bundle.object","value":"x"}]}', "json",

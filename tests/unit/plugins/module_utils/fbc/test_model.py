@@ -99,22 +99,22 @@ def test_validators_model_and_package():
     assert "package must contain at least one channel" in _messages(Package(name="anakin").validate())
     nodefault = Package(name="anakin", channels={"light": ch})
     assert "default channel must be set" in _messages(nodefault.validate())
-    pkg2, ch2, _ = _valid_package()
+    pkg2, ch2 = _valid_package()[:2]
     pkg2.channels = {"dark": ch2}
     assert 'channel key "dark" does not match channel name "light"' in _messages(pkg2.validate())
-    pkg3, _, _ = _valid_package()
+    pkg3 = _valid_package()[0]
     pkg3.default_channel = Channel(name="not-found")
     assert 'default channel "not-found" not found in channels list' in _messages(pkg3.validate())
-    pkg4, ch4, _ = _valid_package()
+    pkg4, ch4 = _valid_package()[:2]
     ch4.package = Package(name="other")
     assert 'channel "light" not correctly linked to parent package' in _messages(pkg4.validate())
-    pkg5, _, _ = _valid_package()
+    pkg5 = _valid_package()[0]
     pkg5.deprecation = Deprecation("")
     assert "invalid deprecation: message must be set" in _messages(pkg5.validate())
 
 
 def test_validators_duplicate_versions():
-    pkg, ch, _ = _valid_package()
+    pkg, ch = _valid_package()[:2]
     ch.bundles = {}
     for name, ver in (("anakin.v0.0.1", "0.0.1"), ("anakin.v0.0.2", "0.0.1"), ("anakin.v1.0.1", "1.0.1"), ("anakin.v1.0.2", "1.0.1")):
         ch.bundles[name] = Bundle(name=name, version=semver.parse(ver), package=pkg, channel=ch)
@@ -145,7 +145,7 @@ def test_validators_channel():
 
 
 def _bundle(**kw):
-    pkg, ch, _ = _valid_package()
+    pkg, ch = _valid_package()[:2]
     base = dict(name="anakin.v0.0.1", package=pkg, channel=ch, image="registry.io/image",
                 properties=[{"type": "olm.package", "value": {"packageName": "anakin", "version": "0.0.1"}}])
     base.update(kw)

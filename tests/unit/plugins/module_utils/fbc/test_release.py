@@ -148,7 +148,7 @@ def test_apply_release_config_create_and_amend():
                                                       "image": "quay.io/community-operator-pipeline-prod/op:1.0.0"}
     assert templates["semver.yaml"]["Fast"] == {"Bundles": [{"Image": "quay.io/community-operator-pipeline-prod/op:1.0.0"}]}
     snapshot = copy.deepcopy(templates)
-    changed, _, _ = apply_release_config(rc, fbc, templates, "op", bundle_pullspec("op", "1.0.0"), "op.v1.0.0")
+    changed = apply_release_config(rc, fbc, templates, "op", bundle_pullspec("op", "1.0.0"), "op.v1.0.0")[0]
     assert changed == [] and templates == snapshot
 
 
@@ -262,8 +262,8 @@ def test_render_tasks_end_to_end_kube_green():
     results = render_tasks(tasks, templates, lookup)
 
     def norm(cfg):
-        return [sorted(json.dumps(x, sort_keys=True) for x in getattr(cfg, k)) for k in ("packages", "channels",
-                                                                                       "bundles")]
+        return [sorted(json.dumps(x, sort_keys=True) for x in getattr(cfg, k))
+                for k in ("packages", "channels", "bundles")]
     by_cat = {t.catalog: cfg for t, cfg in results}
     assert by_cat["v4.15"] is by_cat["v4.16"] and by_cat["v4.17"] is by_cat["v4.21"]
     assert norm(by_cat["v4.16"]) == norm(load_catalog(os.path.join(cats, "v4.16", op)))

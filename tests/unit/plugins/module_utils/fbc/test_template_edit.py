@@ -43,12 +43,12 @@ def test_basic_create():
             {"name": "op.v1.0.0", "replaces": "op.v0.9.0", "skips": ["op.v0.8.0"], "skipRange": ">=0.1.0 <1.0.0"}]},
         {"schema": "olm.bundle", "image": "quay.io/x/op:1.0.0"},
     ]}
-    tpl2, _ = add_bundle(None, "i", "op.v1", ["alpha"], package="op")
+    tpl2 = add_bundle(None, "i", "op.v1", ["alpha"], package="op")[0]
     assert tpl2["entries"][0]["defaultChannel"] == "alpha"
 
 
 def test_basic_amend_adds_channel_entry_bundle_and_is_idempotent():
-    tpl, _ = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")
+    tpl = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")[0]
     tpl, changed = add_bundle(tpl, "i:2", "op.v2", ["alpha", "beta"], replaces="op.v1")
     assert changed
     assert tpl["entries"][0] == {"schema": "olm.package", "name": "op", "defaultChannel": "alpha"}
@@ -63,7 +63,7 @@ def test_basic_amend_adds_channel_entry_bundle_and_is_idempotent():
 
 
 def test_basic_amend_different_entry_is_appended():
-    tpl, _ = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")
+    tpl = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")[0]
     tpl, changed = add_bundle(tpl, "i:1", "op.v1", ["alpha"], skips=["op.v0"])
     assert changed and tpl["entries"][1]["entries"] == [{"name": "op.v1"}, {"name": "op.v1", "skips": ["op.v0"]}]
 
@@ -107,7 +107,7 @@ def test_semver_create_and_amend():
 
 
 def test_remove_bundle_relinks():
-    tpl, _ = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")
+    tpl = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")[0]
     add_bundle(tpl, "i:2", "op.v2", ["alpha"], replaces="op.v1")
     add_bundle(tpl, "i:3", "op.v3", ["alpha"], replaces="op.v2", skips=["op.v1"])
     assert latest_in_channel(tpl, "alpha") == "op.v3"
@@ -117,14 +117,14 @@ def test_remove_bundle_relinks():
                                             {"name": "op.v3", "replaces": "op.v1", "skips": ["op.v1"]}]
     assert {"schema": "olm.bundle", "image": "i:2"} not in tpl["entries"]
     assert remove_bundle(tpl, image="nope")[1] is False
-    tpl, _ = remove_bundle(tpl, name="op.v1")
+    tpl = remove_bundle(tpl, name="op.v1")[0]
     assert tpl["entries"][1]["entries"] == [{"name": "op.v3", "skips": ["op.v1"]}]
     with pytest.raises(ReleaseConfigError):
         remove_bundle(tpl)
 
 
 def test_heads_errors():
-    tpl, _ = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")
+    tpl = add_bundle(None, "i:1", "op.v1", ["alpha"], package="op")[0]
     add_bundle(tpl, "i:2", "op.v2", ["alpha"])
     assert channel_heads(tpl, "alpha") == ["op.v1", "op.v2"]
     with pytest.raises(ReleaseConfigError, match="multiple channel heads found in channel \"alpha\": op.v1, op.v2"):

@@ -106,7 +106,7 @@ def test_generate_channels_default(major, minor, pref, default):
 
 
 def test_generate_minor_channels():
-    channels, _ = _gen(False, True, "minor")
+    channels = _gen(False, True, "minor")[0]
     by = {c["name"]: c["entries"] for c in channels}
     assert [c["name"] for c in channels] == sorted(by)
     assert by["stable-v1.2"] == [{"name": "a-v1.2.1", "replaces": "a-v1.1.0"}]
@@ -123,9 +123,9 @@ def test_generate_minor_channels():
 
 
 def test_generate_both_is_union_sorted_by_name():
-    both, _ = _gen(True, True, "minor")
-    major, _ = _gen(True, False, "major")
-    minor, _ = _gen(False, True, "minor")
+    both = _gen(True, True, "minor")[0]
+    major = _gen(True, False, "major")[0]
+    minor = _gen(False, True, "minor")[0]
     assert both == sorted(major + minor, key=lambda c: c["name"])
 
 
@@ -171,7 +171,7 @@ def test_inchworm_clusterpulse_example():
 
 def test_edge_scoped_on_clusterpulse_input():
     versions = {"fast": {"clusterpulse.v" + v: V(v) for v in CLUSTERPULSE}}
-    channels, _ = generate_channels(versions, True, False, "major", "clusterpulse")
+    channels = generate_channels(versions, True, False, "major", "clusterpulse")[0]
     e = {x["name"]: x for x in channels[0]["entries"]}
     assert e["clusterpulse.v0.2.3"]["replaces"] == "clusterpulse.v0.1.1"
     assert e["clusterpulse.v0.2.3"]["skips"] == ["clusterpulse.v0.2.0", "clusterpulse.v0.2.1", "clusterpulse.v0.2.2"]
@@ -181,7 +181,7 @@ def test_edge_scoped_on_clusterpulse_input():
 
 def test_inchworm_minor_channels_never_replace():
     versions = {"stable": {"a-v" + v: V(v) for v in GEN_VERSIONS}}
-    channels, _ = generate_channels(versions, False, True, "minor", "a", v146=True)
+    channels = generate_channels(versions, False, True, "minor", "a", v146=True)[0]
     for c in channels:
         assert all("replaces" not in e for e in c["entries"])
     by = {c["name"]: c["entries"] for c in channels}

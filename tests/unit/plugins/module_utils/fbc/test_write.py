@@ -55,7 +55,7 @@ def test_write_fs(tmp_path, write_input):
     again = L.load_fs(str(tmp_path))
     assert W.dumps_json(again) == W.dumps_json(write_input)
     # no temporary files left behind
-    assert not [p for p in tmp_path.rglob("*.tmp")]
+    assert not list(tmp_path.rglob("*.tmp"))
 
 
 def test_write_fs_yaml(tmp_path, write_input):

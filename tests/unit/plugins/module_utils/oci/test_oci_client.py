@@ -80,7 +80,7 @@ def make_handler(reg):
             url = urlsplit(self.path)
             q = parse_qs(url.query)
             if url.path == "/token":
-                reg.token_requests.append({k: v for k, v in q.items()})
+                reg.token_requests.append(dict(q))
                 if self.headers.get("Authorization") != "Basic " + base64.b64encode(
                         ("%s:%s" % (USER, PASSWORD)).encode()).decode():
                     return self._send(401, b'{"details":"incorrect username or password"}')

@@ -78,7 +78,7 @@ def test_whiteouts(tmp_path):
     assert (dest / "keep").exists() and not (dest / "gone").exists()
     assert (dest / "dir").is_dir() and not (dest / "dir" / "old").exists()
     assert sorted(os.listdir(dest / "opq")) == ["new"]
-    assert not any(n.startswith(".wh.") for _, _, fs in os.walk(dest) for n in fs)
+    assert not any(n.startswith(".wh.") for _root, _dirs, fs in os.walk(dest) for n in fs)
 
 
 def test_not_a_tar(tmp_path):

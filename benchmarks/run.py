@@ -1,0 +1,316 @@
+"""Side-by-side benchmark of the collection's pure-Python FBC engine and opm (validate, render JSON / YAML).
+
+Every measurement is a fresh process (ours: the venv Python importing
+``ansible_collections.kubeforge.operators.plugins.module_utils.fbc``; opm: the testbed's opm binary), timed by
+wall clock, with its peak RSS taken both from ``wait4`` (largest single process of the tree) and from sampling the
+summed RSS of the whole process tree every 20 ms (our loader may fork parser processes). The reported peak RSS is
+the larger of the two. Ours and opm run interleaved (alternating which goes first) and each cell is the median of
+``--repeat`` runs. Render outputs of both tools are compared byte for byte.
+
+Inputs: the shared real catalogs (whole OCP-version dirs and the two biggest single packages) and a generated
+catalog (benchmarks/gen_catalog.py: >= 500 packages, >= 10,000 real bundles) in JSON and in YAML.
+
+    .venv/bin/python benchmarks/run.py [--quick] [--repeat N] [--out results.json] [--markdown results.md]
+
+This is a benchmark, not a test: nothing here asserts on timings. Targets (issue #3): ours <= 0.5x opm's wall
+time and <= 1.0x opm's peak RSS.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_catalog  # noqa: E402
+
+REPO = gen_catalog.REPO
+SOURCE = gen_catalog.DEFAULT_SOURCE
+WALL_TARGET = 0.5
+RSS_TARGET = 1.0
+OPS = ("validate", "render-json", "render-yaml")
+
+OURS_VALIDATE = """\
+import sys
+sys.path.insert(0, {collections!r})
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import model
+r = model.validate_catalog(sys.argv[1])
+if not r.valid:
+    sys.stderr.write((r.opm_error or "invalid") + "\\n")
+    sys.exit(1)
+"""
+
+OURS_RENDER = """\
+import sys
+sys.path.insert(0, {collections!r})
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, write
+cfg = load.load(sys.argv[1])
+chunks = write.iter_json(cfg) if sys.argv[2] == "json" else write.iter_yaml(cfg)
+with open(sys.argv[3], "w", encoding="utf-8") as f:
+    for chunk in chunks:
+        f.write(chunk)
+"""
+
+
+def find_opm():
+    script = os.path.join(REPO, "tests", "testbed", "scripts", "build.sh")
+    try:
+        bindir = subprocess.run(["bash", script, "--print-bin"], check=True, capture_output=True,
+                                text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit("cannot locate the testbed bin dir (%s): run `make testbed-build` first" % e) from None
+    opm = os.path.join(bindir, "opm")
+    if not os.access(opm, os.X_OK):
+        raise SystemExit("opm not found at %s: run `make testbed-build` first" % opm)
+    return opm
+
+
+# ----------------------------------------------------------------------------------------- measuring
+
+def _tree_rss_kb(pid):
+    """Summed VmRSS (KiB) of pid and all its descendants, read from /proc (0 when gone)."""
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open("/proc/%d/status" % p) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for tid in os.listdir("/proc/%d/task" % p):
+                with open("/proc/%d/task/%s/children" % (p, tid)) as f:
+                    stack.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def measure(argv, stdout_path=None):
+    """Run argv once; returns dict(wall_s, maxrss_kb, tree_rss_kb, rss_kb, rc, stderr)."""
+    out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+    err = tempfile.TemporaryFile()
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, close_fds=True)
+        peak = [0]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+                done.wait(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        done.set()
+        sampler.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")[-2000:]
+    finally:
+        err.close()
+        if stdout_path:
+            out.close()
+    return {"wall_s": round(wall, 4), "maxrss_kb": usage.ru_maxrss, "tree_rss_kb": peak[0],
+            "rss_kb": max(usage.ru_maxrss, peak[0]), "rc": proc.returncode, "stderr": stderr}
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def commands(tool, op, path, out_file, opm, python):
+    """argv (and stdout file) of one operation for one tool."""
+    collections = gen_catalog.COLLECTIONS
+    if tool == "opm":
+        if op == "validate":
+            return [opm, "validate", path], None
+        return [opm, "render", path, "-o", op.split("-")[1]], out_file
+    if op == "validate":
+        return [python, "-c", OURS_VALIDATE.format(collections=collections), path], None
+    return [python, "-c", OURS_RENDER.format(collections=collections), path, op.split("-")[1], out_file], None
+
+
+def run_cell(name, path, op, repeat, opm, python, workdir, log):
+    """Measure one (input, op) for both tools, interleaved; returns the result dict."""
+    runs = {"ours": [], "opm": []}
+    digests = {"ours": set(), "opm": set()}
+    for i in range(repeat):
+        order = ("opm", "ours") if i % 2 == 0 else ("ours", "opm")
+        for tool in order:
+            out_file = os.path.join(workdir, "%s.out" % tool)
+            argv, stdout_path = commands(tool, op, path, out_file, opm, python)
+            m = measure(argv, stdout_path)
+            m["load1"] = os.getloadavg()[0]
+            if m["rc"] != 0:
+                log("  !! %s %s %s failed (rc=%s): %s" % (tool, op, name, m["rc"], m["stderr"].strip()[:500]))
+            if op != "validate" and os.path.exists(out_file):
+                digests[tool].add(_sha256(out_file))
+                os.unlink(out_file)
+            if m["rc"] == 0:
+                del m["stderr"]
+            runs[tool].append(m)
+            log("  %-11s %-22s %-4s run %d: %7.2fs %8.1f MiB" % (op, name, tool, i + 1, m["wall_s"],
+                                                                  m["rss_kb"] / 1024))
+    cell = {"input": name, "path": path, "op": op, "runs": runs}
+    for tool in ("ours", "opm"):
+        cell[tool] = {"wall_s": round(statistics.median(r["wall_s"] for r in runs[tool]), 3),
+                      "rss_mib": round(statistics.median(r["rss_kb"] for r in runs[tool]) / 1024, 1),
+                      "ok": all(r["rc"] == 0 for r in runs[tool])}
+    cell["wall_ratio"] = round(cell["ours"]["wall_s"] / cell["opm"]["wall_s"], 3)
+    cell["rss_ratio"] = round(cell["ours"]["rss_mib"] / cell["opm"]["rss_mib"], 3)
+    cell["wall_target_met"] = cell["wall_ratio"] <= WALL_TARGET
+    cell["rss_target_met"] = cell["rss_ratio"] <= RSS_TARGET
+    if op != "validate":
+        cell["identical"] = (len(digests["ours"]) == 1 and digests["ours"] == digests["opm"])
+    else:
+        cell["identical"] = None
+    return cell
+
+
+# ----------------------------------------------------------------------------------------- reporting
+
+def markdown(results):
+    lines = [
+        "| input | op | opm wall s | ours wall s | wall ratio | opm RSS MiB | ours RSS MiB | RSS ratio | output |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in results["cells"]:
+        wall = "%.2f %s" % (c["wall_ratio"], "✅" if c["wall_target_met"] else "❌")
+        rss = "%.2f %s" % (c["rss_ratio"], "✅" if c["rss_target_met"] else "❌")
+        if c["identical"] is None:
+            output = "both valid" if c["ours"]["ok"] and c["opm"]["ok"] else "FAILED"
+        else:
+            output = "identical" if c["identical"] else "DIFFERENT"
+        lines.append("| %s | %s | %.2f | %.2f | %s | %.0f | %.0f | %s | %s |" % (
+            c["input"], c["op"], c["opm"]["wall_s"], c["ours"]["wall_s"], wall, c["opm"]["rss_mib"],
+            c["ours"]["rss_mib"], rss, output))
+    met_w = sum(c["wall_target_met"] for c in results["cells"])
+    met_r = sum(c["rss_target_met"] for c in results["cells"])
+    n = len(results["cells"])
+    lines.append("")
+    lines.append("Targets (ours/opm): wall <= %.1f met in %d/%d cells, peak RSS <= %.1f met in %d/%d cells."
+                 % (WALL_TARGET, met_w, n, RSS_TARGET, met_r, n))
+    return "\n".join(lines) + "\n"
+
+
+def environment(opm, python):
+    def cmd(argv):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, cwd=REPO).stdout.strip()
+        except OSError:
+            return None
+    mem_kb = None
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+    cpu = None
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": platform.node(), "kernel": platform.release(), "cpu": cpu, "cpus": os.cpu_count(),
+        "mem_gib": round(mem_kb / 2**20, 1) if mem_kb else None, "loadavg_start": os.getloadavg(),
+        "python": cmd([python, "-c", "import sys, yaml; print(sys.version.split()[0], 'PyYAML', yaml.__version__,"
+                                     " 'libyaml' if yaml.__with_libyaml__ else 'no-libyaml')"]),
+        "opm": opm, "opm_version": cmd([opm, "version"]),
+        "git_head": cmd(["git", "rev-parse", "--short", "HEAD"]),
+        "git_dirty_fbc": bool(cmd(["git", "status", "--porcelain", "plugins/module_utils/fbc"])),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="small run: real catalogs + a ~20-package generated catalog, 1 repetition")
+    ap.add_argument("--repeat", type=int, default=None, help="runs per tool and cell (default 3, quick 1)")
+    ap.add_argument("--out", default=None, help="write the JSON results here")
+    ap.add_argument("--markdown", default=None, help="also write the markdown table here")
+    ap.add_argument("--only", default=None, help="comma-separated input names to run (default: all)")
+    ap.add_argument("--ops", default=",".join(OPS), help="comma-separated ops (default: %(default)s)")
+    ap.add_argument("--packages", type=int, default=None, help="generated catalog: packages (default 500)")
+    ap.add_argument("--min-bundles", type=int, default=None, help="generated catalog: bundles (default 10000)")
+    ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"),
+                    help="interpreter for our engine (default: the repo venv)")
+    args = ap.parse_args(argv)
+    repeat = args.repeat or (1 if args.quick else 3)
+    packages = args.packages or (20 if args.quick else 500)
+    min_bundles = args.min_bundles or (200 if args.quick else 10000)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    opm = find_opm()
+    if not os.access(args.python, os.X_OK):
+        raise SystemExit("%s not found: run `make venv` first" % args.python)
+    gen_catalog.ensure_collection_link()
+    manifest = gen_catalog.generate(packages, min_bundles, log=log)
+    gen = "gen-%dp-%db" % (manifest["packages"], manifest["bundles"])
+    inputs = [
+        ("v4.12", os.path.join(SOURCE, "v4.12")),
+        ("v4.16", os.path.join(SOURCE, "v4.16")),
+        ("v4.20", os.path.join(SOURCE, "v4.20")),
+        ("v4.20/hive-operator", os.path.join(SOURCE, "v4.20", "hive-operator")),
+        ("v4.16/patterns-operator", os.path.join(SOURCE, "v4.16", "patterns-operator")),
+        (gen + "-json", manifest["json"]),
+        (gen + "-yaml", manifest["yaml"]),
+    ]
+    if args.only:
+        wanted = set(args.only.split(","))
+        inputs = [i for i in inputs if i[0] in wanted or i[0].split("-")[-1] in wanted]
+    ops = [o for o in args.ops.split(",") if o]
+    for op in ops:
+        if op not in OPS:
+            raise SystemExit("unknown op %r (choose from %s)" % (op, ", ".join(OPS)))
+
+    results = {"environment": environment(opm, args.python), "repeat": repeat, "generated": manifest,
+               "targets": {"wall_ratio_max": WALL_TARGET, "rss_ratio_max": RSS_TARGET},
+               "commands": {"opm_validate": "%s validate DIR" % shlex.quote(opm),
+                            "opm_render": "%s render DIR -o json|yaml > FILE" % shlex.quote(opm),
+                            "ours_validate": "%s -c <OURS_VALIDATE> DIR" % args.python,
+                            "ours_render": "%s -c <OURS_RENDER> DIR json|yaml FILE" % args.python,
+                            "ours_validate_code": OURS_VALIDATE.format(collections=gen_catalog.COLLECTIONS),
+                            "ours_render_code": OURS_RENDER.format(collections=gen_catalog.COLLECTIONS)},
+               "cells": []}
+    workdir = tempfile.mkdtemp(prefix="kubeforge-bench-")
+    try:
+        for name, path in inputs:
+            for op in ops:
+                results["cells"].append(run_cell(name, path, op, repeat, opm, args.python, workdir, log))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    results["environment"]["loadavg_end"] = os.getloadavg()
+    table = markdown(results)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=2)
+            f.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
