@@ -14,7 +14,7 @@ def main(argv=None) -> int:
     sub.add_parser("build", help="build (or reuse) every binary from Go modules")
     up = sub.add_parser("up", help="bring the testbed up (building first if needed); reuses a running one")
     up.add_argument("--nodes", type=int, default=3, help="number of fake KWOK nodes (default 3)")
-    up.add_argument("--with-scc", action="store_true", help="also install OpenShift's SecurityContextConstraints CRD")
+    up.add_argument("--without-scc", action="store_true", help="skip OpenShift's SecurityContextConstraints CRD (installed by default; nothing enforces SCCs)")
     down = sub.add_parser("down", help="stop every testbed process and free its ports")
     down.add_argument("--purge-logs", action="store_true", help="also delete the log files")
     sub.add_parser("status", help="print the testbed status as JSON (exit 1 when not running)")
@@ -32,7 +32,7 @@ def main(argv=None) -> int:
             return 0
         testbed = cluster.Testbed()
         if args.command == "up":
-            print(json.dumps(testbed.up(nodes=args.nodes, with_scc=args.with_scc), indent=2))
+            print(json.dumps(testbed.up(nodes=args.nodes, with_scc=not args.without_scc), indent=2))
             print(f"export KUBECONFIG={testbed.kubeconfig}")
             return 0
         if args.command == "down":

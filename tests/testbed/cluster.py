@@ -140,7 +140,7 @@ class Testbed:
             return False
 
     # -------------------------------------------------------------------- up
-    def up(self, nodes: int = 3, with_scc: bool = False, build_first: bool = True) -> dict:
+    def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True) -> dict:
         """Start everything (reusing a running testbed) and return status(); raises TestbedError."""
         if self.state and self.is_running():
             _log(f"testbed already running: reusing it ({self.kubeconfig})")
@@ -169,6 +169,7 @@ class Testbed:
             self._start_kwok(bins)
             self.scale_nodes(nodes)
             self._install_olm(bins, with_scc)
+            self.state["scc_crd"] = with_scc
             self._start_opm(bins)
             self._start_registry()
         except Exception:

@@ -190,3 +190,47 @@ def test_olm_installs_kube_demo_through_manual_install_plan(api, namespace, test
     assert deployment.status.available_replicas == 1
     crd = client.ApiextensionsV1Api(api).read_custom_resource_definition("kubedemos.demo.kubeforge.io")
     assert crd.spec.group == "demo.kubeforge.io"
+
+
+def test_scc_crd_stores_security_context_constraints(api, testbed):
+    # OpenShift's SCC API is there for the SCC modules' tests: objects are stored, nothing enforces them.
+    if not testbed.state.get("scc_crd"):
+        pytest.fail("the running testbed was started --without-scc; restart it with the SCC CRD")
+    dyn = dynamic.DynamicClient(api)
+    sccs = dyn.resources.get(api_version="security.openshift.io/v1", kind="SecurityContextConstraints")
+    name = "t-scc-" + os.urandom(3).hex()
+    # The shape of OpenShift's restricted-v2 SCC; the CRD's schema requires every one of these fields.
+    sccs.create(
+        body={
+            "apiVersion": "security.openshift.io/v1",
+            "kind": "SecurityContextConstraints",
+            "metadata": {"name": name},
+            "allowHostDirVolumePlugin": False,
+            "allowHostIPC": False,
+            "allowHostNetwork": False,
+            "allowHostPID": False,
+            "allowHostPorts": False,
+            "allowPrivilegeEscalation": False,
+            "allowPrivilegedContainer": False,
+            "allowedCapabilities": ["NET_BIND_SERVICE"],
+            "defaultAddCapabilities": None,
+            "fsGroup": {"type": "MustRunAs"},
+            "priority": None,
+            "readOnlyRootFilesystem": False,
+            "requiredDropCapabilities": ["ALL"],
+            "runAsUser": {"type": "MustRunAsRange"},
+            "seLinuxContext": {"type": "MustRunAs"},
+            "seccompProfiles": ["runtime/default"],
+            "supplementalGroups": {"type": "RunAsAny"},
+            "users": [],
+            "groups": [],
+            "volumes": ["configMap", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"],
+        }
+    )
+    try:
+        stored = sccs.get(name=name)
+        assert stored.runAsUser.type == "MustRunAsRange"
+        assert stored.requiredDropCapabilities == ["ALL"]
+        assert stored.allowPrivilegedContainer is False
+    finally:
+        sccs.delete(name=name)
