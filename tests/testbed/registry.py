@@ -67,7 +67,7 @@ def make_pki(directory: Path) -> dict:
     """CA + server certificate for 127.0.0.1/localhost, and an unrelated CA (for negative TLS tests)."""
     now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)
     ca_key, ca = _make_ca("kubeforge-test-registry-ca", now)
-    _, other_ca = _make_ca("kubeforge-unrelated-ca", now)
+    other_ca = _make_ca("kubeforge-unrelated-ca", now)[1]
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (
         x509.CertificateBuilder()
