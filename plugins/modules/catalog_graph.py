@@ -135,10 +135,10 @@ warnings:
   sample: []
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR, load
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.mermaid import render_mermaid
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import (
@@ -189,12 +189,7 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    if YAML_IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
-    try:
-        run_module(module)
-    except (FBCError, ValueError, OSError) as e:
-        module.fail_json(msg=str(e))
+    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
 
 
 if __name__ == "__main__":

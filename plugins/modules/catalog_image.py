@@ -110,48 +110,10 @@ options:
     type: path
     aliases: [output_dir]
     version_added: 0.1.0
-  registry_username:
-    description:
-      - Username for the registry of O(image). Without it, credentials come from O(docker_config).
-    type: str
-    version_added: 0.1.0
-  registry_password:
-    description:
-      - Password or token for O(registry_username).
-    type: str
-    version_added: 0.1.0
-  docker_config:
-    description:
-      - Path of a docker C(config.json) whose C(auths) entries (base64 C(auth) or C(username)/C(password)) give
-        registry credentials. Credential helpers (C(credsStore), C(credHelpers)) are not run.
-      - Defaults to C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when that file exists.
-    type: path
-    version_added: 0.1.0
-  ca_file:
-    description:
-      - PEM CA bundle used to verify the registries' TLS certificates, in addition to the system trust store.
-    type: path
-    version_added: 0.1.0
-  validate_certs:
-    description:
-      - Verify TLS certificates of the registries. Set to V(false) only for test registries.
-    type: bool
-    default: true
-    version_added: 0.1.0
-  plain_http:
-    description:
-      - Talk plain HTTP instead of HTTPS to the registries. Meant for loopback test registries; Basic credentials
-        are never sent over plain HTTP to a non-loopback host.
-    type: bool
-    default: false
-    version_added: 0.1.0
-  timeout:
-    description:
-      - Timeout in seconds of each registry request.
-    type: int
-    default: 60
-    version_added: 0.1.0
 notes:
+  - O(registry_username)/O(registry_password) are the credentials for the registry of O(image); they are also used
+    to pull O(base_image) when it lives on the same registry. Other registries get credentials from
+    O(docker_config) only.
   - Supports check mode; the image is built in memory and its digest returned, but nothing is pushed or written.
     C(changed) tells whether a real run would push or write.
   - Error messages name the registry, repository and HTTP status; they never contain passwords or tokens.
@@ -161,6 +123,7 @@ seealso:
     link: https://github.com/operator-framework/operator-registry
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - kubeforge.operators.registry_auth
 attributes:
   check_mode:
     support: full
@@ -278,10 +241,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.dockerfile import generate_dockerfile
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec, registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
     SCRATCH,
     BaseImage,
@@ -293,7 +256,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference 
 
 
 def argspec():
-    return dict(
+    spec = dict(
         path=dict(type="path", required=True),
         image=dict(type="str"),
         base_image=dict(type="str", default=SCRATCH),
@@ -305,14 +268,9 @@ def argspec():
         dockerfile_only=dict(type="bool", default=False),
         dockerfile_path=dict(type="path"),
         oci_layout=dict(type="path", aliases=["output_dir"]),
-        registry_username=dict(type="str"),
-        registry_password=dict(type="str", no_log=True),
-        docker_config=dict(type="path"),
-        ca_file=dict(type="path"),
-        validate_certs=dict(type="bool", default=True),
-        plain_http=dict(type="bool", default=False),
-        timeout=dict(type="int", default=60),
     )
+    spec.update(registry_argspec())
+    return spec
 
 
 def _dockerfile(params):
@@ -348,11 +306,6 @@ def _layout_would_change(directory, digest):
         return digest not in f.read()
 
 
-def _client_kwargs(params):
-    return dict(docker_config=params["docker_config"], ca_file=params["ca_file"], verify=params["validate_certs"],
-                plain_http=params["plain_http"], timeout=params["timeout"])
-
-
 def run_module(module):
     params = module.params
     result = dict(changed=False)
@@ -368,14 +321,12 @@ def run_module(module):
         module.exit_json(**result)
 
     target = parse_reference(params["image"]) if params["image"] else None
-    kwargs = _client_kwargs(params)
-    creds = dict(username=params["registry_username"], password=params["registry_password"])
 
     base = None
     if params["base_image"] != SCRATCH:
         base_ref = parse_reference(params["base_image"])
         same = target is not None and base_ref.registry == target.registry
-        base_client = client_for(base_ref, **(dict(kwargs, **creds) if same else kwargs))
+        base_client = client_for(base_ref, **registry_client_kwargs(params, credentials=same))
         base = BaseImage.pull(base_ref, base_client, platform=params["platform"])
 
     image = build_catalog_image(params["path"], labels=params["labels"], base=base,
@@ -394,7 +345,7 @@ def run_module(module):
         result["changed"] |= layout_changed
 
     if params["push"]:
-        client = client_for(target, **dict(kwargs, **creds))
+        client = client_for(target, **registry_client_kwargs(params))
         pushed, stats = push_image(client, target, image, check_mode=module.check_mode)
         result.update(pushed=pushed, blobs=stats)
         result["changed"] |= pushed
@@ -407,12 +358,7 @@ def main():
         required_if=[("push", True, ("image",))],
         supports_check_mode=True,
     )
-    try:
-        run_module(module)
-    except OCIError as e:
-        module.fail_json(msg=str(e), registry=e.registry, repository=e.repository, status=e.status)
-    except (FBCError, ValueError, OSError) as e:
-        module.fail_json(msg=str(e))
+    run_and_report_errors(module, run_module)
 
 
 if __name__ == "__main__":

@@ -147,45 +147,9 @@ options:
     type: bool
     default: true
     version_added: 0.1.0
-  registry_username:
-    description:
-      - Username for the registries bundle images are pulled from.
-    type: str
-    version_added: 0.1.0
-  registry_password:
-    description:
-      - Password or token for O(registry_username).
-    type: str
-    version_added: 0.1.0
-  docker_config:
-    description:
-      - Path of a docker C(config.json) giving registry credentials.
-    type: path
-    version_added: 0.1.0
-  ca_file:
-    description:
-      - PEM CA bundle used to verify registry certificates.
-    type: path
-    version_added: 0.1.0
-  validate_certs:
-    description:
-      - Verify registry TLS certificates.
-    type: bool
-    default: true
-    version_added: 0.1.0
-  plain_http:
-    description:
-      - Use plain HTTP for registries (loopback test registries only).
-    type: bool
-    default: false
-    version_added: 0.1.0
-  timeout:
-    description:
-      - Timeout in seconds of each registry request.
-    type: int
-    default: 60
-    version_added: 0.1.0
 notes:
+  - O(registry_username)/O(registry_password) are used for every registry the bundle images of earlier
+    releases are pulled from; without them, credentials come from O(docker_config).
   - Needs the C(git) command line client; signing needs C(gpg) (or git's configured signing program).
   - Catalogs are validated per package (the rendered C(catalogs/<version>/<package>) content), not as whole
     C(catalogs/<version>) directories.
@@ -197,6 +161,7 @@ seealso:
     link: https://redhat-openshift-ecosystem.github.io/operator-pipelines/users/fbc_workflow/
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - kubeforge.operators.registry_auth
 attributes:
   check_mode:
     support: full
@@ -296,13 +261,12 @@ csv_name:
   sample: kube-green.v0.7.2
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
     GitRepo,
-    PublishError,
     check_branch_name,
     commit_release,
     make_diff,
@@ -311,17 +275,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish im
     puller_factory,
     release_changes,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
-
-REGISTRY_OPTIONS = dict(
-    registry_username=dict(type="str"),
-    registry_password=dict(type="str", no_log=True),
-    docker_config=dict(type="path"),
-    ca_file=dict(type="path"),
-    validate_certs=dict(type="bool", default=True),
-    plain_http=dict(type="bool", default=False),
-    timeout=dict(type="int", default=60),
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 
 
 def argspec():
@@ -345,7 +299,7 @@ def argspec():
         opm_compat=dict(type="str", choices=["current", "v1.46"], default="current"),
         validate=dict(type="bool", default=True),
     )
-    spec.update(REGISTRY_OPTIONS)
+    spec.update(registry_argspec())
     return spec
 
 
@@ -390,16 +344,7 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    if YAML_IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
-    try:
-        run_module(module)
-    except OCIError as e:
-        module.fail_json(msg=str(e), registry=e.registry, repository=e.repository, status=e.status)
-    except PublishError as e:
-        module.fail_json(msg=str(e))
-    except (FBCError, ValueError, OSError) as e:
-        module.fail_json(msg=str(e))
+    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
 
 
 if __name__ == "__main__":

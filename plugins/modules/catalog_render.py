@@ -110,47 +110,9 @@ options:
     type: dict
     default: {}
     version_added: 0.1.0
-  registry_username:
-    description:
-      - Username for the registries bundle images are pulled from. Without it, credentials come from
-        O(docker_config).
-    type: str
-    version_added: 0.1.0
-  registry_password:
-    description:
-      - Password or token for O(registry_username).
-    type: str
-    version_added: 0.1.0
-  docker_config:
-    description:
-      - Path of a docker C(config.json) giving registry credentials (C(auths) entries). Defaults to
-        C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when present.
-    type: path
-    version_added: 0.1.0
-  ca_file:
-    description:
-      - PEM CA bundle used to verify registry certificates, in addition to the system trust store.
-    type: path
-    version_added: 0.1.0
-  validate_certs:
-    description:
-      - Verify registry TLS certificates.
-    type: bool
-    default: true
-    version_added: 0.1.0
-  plain_http:
-    description:
-      - Use plain HTTP for registries (loopback test registries only).
-    type: bool
-    default: false
-    version_added: 0.1.0
-  timeout:
-    description:
-      - Timeout in seconds of each registry request.
-    type: int
-    default: 60
-    version_added: 0.1.0
 notes:
+  - O(registry_username)/O(registry_password) are used for every registry bundle images are pulled from;
+    without them, credentials come from O(docker_config).
   - Like C(opm alpha render-template), rendering does not validate the result; use
     M(kubeforge.operators.catalog_validate) afterwards.
   - Files of packages that are no longer produced are not removed from O(dest).
@@ -162,6 +124,7 @@ seealso:
     link: https://github.com/operator-framework/operator-registry
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - kubeforge.operators.registry_auth
 attributes:
   check_mode:
     support: full
@@ -267,10 +230,10 @@ pulled:
   sample: []
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
     build_lookup,
@@ -284,17 +247,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish im
     read_bytes,
     render_outputs,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError
-
-REGISTRY_OPTIONS = dict(
-    registry_username=dict(type="str"),
-    registry_password=dict(type="str", no_log=True),
-    docker_config=dict(type="path"),
-    ca_file=dict(type="path"),
-    validate_certs=dict(type="bool", default=True),
-    plain_http=dict(type="bool", default=False),
-    timeout=dict(type="int", default=60),
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 
 
 def argspec():
@@ -310,7 +263,7 @@ def argspec():
         ocp_versions=dict(type="list", elements="str"),
         migrate_levels=dict(type="dict", default={}),
     )
-    spec.update(REGISTRY_OPTIONS)
+    spec.update(registry_argspec())
     return spec
 
 
@@ -349,14 +302,7 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    if YAML_IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
-    try:
-        run_module(module)
-    except OCIError as e:
-        module.fail_json(msg=str(e), registry=e.registry, repository=e.repository, status=e.status)
-    except (FBCError, ValueError, OSError) as e:
-        module.fail_json(msg=str(e))
+    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
 
 
 if __name__ == "__main__":

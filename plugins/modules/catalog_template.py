@@ -225,8 +225,9 @@ created:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.convert import (
     convert_declcfg,
     convert_fbc_stream,
@@ -375,12 +376,7 @@ def main():
         required_one_of=[("add_bundle", "remove_bundle", "convert_from", "latest_in_channel")],
         supports_check_mode=True,
     )
-    if YAML_IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
-    try:
-        run_module(module)
-    except (FBCError, ValueError, OSError) as e:
-        module.fail_json(msg=str(e))
+    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
 
 
 if __name__ == "__main__":

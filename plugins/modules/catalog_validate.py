@@ -134,7 +134,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_catalog
 
 
@@ -183,10 +183,7 @@ def run_module(module):
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    try:
-        run_module(module)
-    except (FBCError, ValueError, OSError) as e:
-        module.fail_json(msg=str(e))
+    run_and_report_errors(module, run_module)
 
 
 if __name__ == "__main__":

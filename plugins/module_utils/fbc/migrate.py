@@ -17,7 +17,7 @@ import binascii
 import json
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_errors import MigrationError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import load_first_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import go_json_kind, load_first_document
 
 MIGRATE_NONE = "none"
 MIGRATE_BUNDLE_OBJECT_TO_CSV_METADATA = "bundle-object-to-csv-metadata"
@@ -87,21 +87,7 @@ def _s(v):
 
 
 def _type_err(want, v):
-    raise MigrationError("json: cannot unmarshal %s into Go value of type %s" % (_json_kind(v), want))
-
-
-def _json_kind(v):
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
+    raise MigrationError("json: cannot unmarshal %s into Go value of type %s" % (go_json_kind(v), want))
 
 
 def _list(v):
@@ -157,9 +143,8 @@ def _descriptors(v):
     return out
 
 
-def _crd_description(d):
-    d = _dict(d)
-    item = {"name": _s(d.get("name")), "version": _s(d.get("version")), "kind": _s(d.get("kind"))}
+def _put_description_fields(item, d):
+    # The fields CRDDescription and APIServiceDescription share, after their own (same order in both structs).
     _put(item, "displayName", _s(d.get("displayName")))
     _put(item, "description", _s(d.get("description")))
     _put(item, "resources", _resources(d.get("resources")))
@@ -167,6 +152,12 @@ def _crd_description(d):
     _put(item, "specDescriptors", _descriptors(d.get("specDescriptors")))
     _put(item, "actionDescriptors", _descriptors(d.get("actionDescriptors")))
     return item
+
+
+def _crd_description(d):
+    d = _dict(d)
+    item = {"name": _s(d.get("name")), "version": _s(d.get("version")), "kind": _s(d.get("kind"))}
+    return _put_description_fields(item, d)
 
 
 def _apiservice_description(d):
@@ -179,13 +170,7 @@ def _apiservice_description(d):
         if not isinstance(port, int) or isinstance(port, bool):
             _type_err("int32", port)
         item["containerPort"] = port
-    _put(item, "displayName", _s(d.get("displayName")))
-    _put(item, "description", _s(d.get("description")))
-    _put(item, "resources", _resources(d.get("resources")))
-    _put(item, "statusDescriptors", _descriptors(d.get("statusDescriptors")))
-    _put(item, "specDescriptors", _descriptors(d.get("specDescriptors")))
-    _put(item, "actionDescriptors", _descriptors(d.get("actionDescriptors")))
-    return item
+    return _put_description_fields(item, d)
 
 
 def _owned_required(v, conv):
@@ -196,20 +181,21 @@ def _owned_required(v, conv):
     return out
 
 
-def _app_link(v):
+def _string_fields(v, *fields):
+    # A Go struct of omitempty string fields (in field order).
     d = _dict(v)
     out = {}
-    _put(out, "name", _s(d.get("name")))
-    _put(out, "url", _s(d.get("url")))
+    for field in fields:
+        _put(out, field, _s(d.get(field)))
     return out
+
+
+def _app_link(v):
+    return _string_fields(v, "name", "url")
 
 
 def _maintainer(v):
-    d = _dict(v)
-    out = {}
-    _put(out, "name", _s(d.get("name")))
-    _put(out, "email", _s(d.get("email")))
-    return out
+    return _string_fields(v, "name", "email")
 
 
 def csv_metadata(csv):

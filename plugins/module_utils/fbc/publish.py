@@ -68,22 +68,11 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.write impo
     dumps,
     split_by_package,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 
 OPM_COMPAT_CURRENT = "current"
 DIFF_MAX_BYTES = 128 * 1024
 _EXT = {"yaml": ".yaml", "json": ".json"}
-
-
-# Registry options shared by the modules that may pull bundle images (argument spec fragment).
-REGISTRY_OPTIONS = dict(
-    registry_username=dict(type="str"),
-    registry_password=dict(type="str", no_log=True),
-    docker_config=dict(type="path"),
-    ca_file=dict(type="path"),
-    validate_certs=dict(type="bool", default=True),
-    plain_http=dict(type="bool", default=False),
-    timeout=dict(type="int", default=60),
-)
 
 
 def puller_factory(params):
@@ -93,10 +82,7 @@ def puller_factory(params):
 
     def factory():
         from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
-        return make_image_puller(username=params.get("registry_username"), password=params.get("registry_password"),
-                                 docker_config=params.get("docker_config"), ca_file=params.get("ca_file"),
-                                 verify=params.get("validate_certs", True), plain_http=params.get("plain_http", False),
-                                 timeout=params.get("timeout", 60))
+        return make_image_puller(**registry_client_kwargs(params))
     return factory
 
 

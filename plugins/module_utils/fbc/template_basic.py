@@ -25,6 +25,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_e
     TemplateSchemaError,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import (
+    go_json_kind,
     go_jsonify,
     load_first_document,
 )
@@ -50,25 +51,11 @@ def check_safe_name(kind, name, error=TemplateParseError):
 
 # --------------------------------------------------------------------------- Meta / typed decoding (LoadSlice)
 
-def _go_kind(v):
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
-
-
 def meta_of(obj):
     """declcfg.Meta (schema, package, name): case-insensitive keys, duplicate-key and type checks (core loader)."""
     if not isinstance(obj, dict):
         raise TemplateParseError("json: cannot unmarshal %s into Go value of type map[string]interface {}"
-                                 % _go_kind(obj))
+                                 % go_json_kind(obj))
     try:
         return core_load.meta_fields(go_jsonify(obj))
     except ValueError as e:
@@ -109,7 +96,7 @@ def parse_basic_template(data):
         raise TemplateParseError("decoding template schema: EOF")
     if not isinstance(doc, dict):
         raise TemplateParseError("decoding template schema: json: cannot unmarshal %s into Go value of type "
-                                 "basic.BasicTemplateData" % _go_kind(doc))
+                                 "basic.BasicTemplateData" % go_json_kind(doc))
     schema = ""
     entries = None
     for k, v in doc.items():
@@ -118,19 +105,19 @@ def parse_basic_template(data):
         if k.casefold() == "schema":
             if v is not None and not isinstance(v, str):
                 raise TemplateParseError("decoding template schema: json: cannot unmarshal %s into Go struct field "
-                                         "BasicTemplateData.schema of type string" % _go_kind(v))
+                                         "BasicTemplateData.schema of type string" % go_json_kind(v))
             schema = v or ""
         elif k.casefold() == "entries":
             if v is not None and not isinstance(v, list):
                 raise TemplateParseError("decoding template schema: json: cannot unmarshal %s into Go struct field "
-                                         "BasicTemplateData.entries of type []*declcfg.Meta" % _go_kind(v))
+                                         "BasicTemplateData.entries of type []*declcfg.Meta" % go_json_kind(v))
             entries = v
     if schema != SCHEMA_BASIC:
         raise TemplateSchemaError("template has unknown schema (%s), should be %s" % (q(schema), q(SCHEMA_BASIC)))
     for e in entries or ():
         if not isinstance(e, dict):
             raise TemplateParseError("decoding template schema: json: cannot unmarshal %s into Go value of type "
-                                     "map[string]interface {}" % _go_kind(e))
+                                     "map[string]interface {}" % go_json_kind(e))
     return {"schema": schema, "entries": list(entries or [])}
 
 

@@ -38,7 +38,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_e
     TemplateParseError,
     TemplateSchemaError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import load_first_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import go_json_kind, load_first_document
 
 SCHEMA = "olm.semver"
 CANDIDATE, FAST, STABLE = "candidate", "fast", "stable"
@@ -78,20 +78,6 @@ class SemverTemplate:
         return out
 
 
-def _kind(v):
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
-
-
 def _strict_fields(obj, fields, struct):
     """Case-insensitive strict decode: returns {field: value}; unknown keys are fatal (DisallowUnknownFields)."""
     out = {}
@@ -111,7 +97,7 @@ def _strict_fields(obj, fields, struct):
             gotype = {"string": "string", "bool": "bool", "object": "semver.semverTemplateChannelBundles",
                       "array": "[]semver.semverTemplateBundleEntry"}[want]
             raise TemplateParseError(_PREFIX + "cannot unmarshal %s into Go struct field %s.%s of type %s"
-                                     % (_kind(v), struct, f, gotype))
+                                     % (go_json_kind(v), struct, f, gotype))
         out[f] = v
     return out
 
@@ -126,7 +112,7 @@ def parse_semver_template(data):
         doc = {}
     if not isinstance(doc, dict):
         raise TemplateParseError(_PREFIX + "cannot unmarshal %s into Go value of type semver.SemverTemplateData"
-                                 % _kind(doc))
+                                 % go_json_kind(doc))
     top = _strict_fields(doc, {"schema": "string", "generateMajorChannels": "bool", "generateMinorChannels": "bool",
                                "defaultChannelTypePreference": "string", "candidate": "object",
                                "fast": "object", "stable": "object"}, "SemverTemplateData")
@@ -143,7 +129,7 @@ def parse_semver_template(data):
                 if not isinstance(entry, dict):
                     raise TemplateParseError(_PREFIX + "cannot unmarshal %s into Go struct field "
                                              "SemverTemplateData.%s.bundles of type semver.semverTemplateBundleEntry"
-                                             % (_kind(entry), arch))
+                                             % (go_json_kind(entry), arch))
                 e = _strict_fields(entry, {"image": "string"}, "SemverTemplateData.%s.bundles" % arch)
                 images.append(e.get("image", ""))
         bundles[arch] = images
@@ -208,7 +194,7 @@ def _versions_from_channel(images, image_map, index, state, v146):
                 if not isinstance(v, dict):
                     raise FbcTemplateError("parse properties for bundle %s: parse property[%d] of type "
                                            "\"olm.package\": json: cannot unmarshal %s into Go value of type "
-                                           "property.Package" % (q(name), i, _kind(v)))
+                                           "property.Package" % (q(name), i, go_json_kind(v)))
                 pkgs.append(v)
         if len(pkgs) != 1:
             raise FbcTemplateError("bundle %s has multiple %s properties, expected exactly 1"

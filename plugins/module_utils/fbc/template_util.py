@@ -19,6 +19,21 @@ _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
 
+def go_json_kind(v):
+    """The JSON kind Go's encoding/json names in "cannot unmarshal <kind> into Go value" errors (null for None)."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
 def go_jsonify(obj):
     """Normalize a YAML-decoded value to what Go's YAML->JSON->interface{} round trip yields.
 

@@ -1,31 +1,19 @@
 """catalog_release module on a small synthetic community-operators repository (git init in tmp_path): branch and
 commit content, untouched work tree, idempotence, check mode, clean failure, signing."""
 
-import json
+import functools
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
-from ansible.module_utils.testing import patch_module_args
+from unit_testlib import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_release
 
-
-def _shared():
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "galaxy.yml").is_file():
-            path = parent.parent / "shared" / "fbc-conformance"
-            if not path.is_dir():
-                pytest.fail("shared conformance data missing: %s" % path)
-            return path
-    pytest.fail("repository root not found")
-
-
-TESTDATA = _shared() / "opm-testdata" / "alpha" / "action" / "testdata"
+TESTDATA = shared_conformance_data() / "opm-testdata" / "alpha" / "action" / "testdata"
 REG = "quay.io/community-operator-pipeline-prod"
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
            "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
@@ -37,15 +25,9 @@ def git(repo, *args):
                           env=dict(os.environ, **GIT_ENV)).stdout.strip()
 
 
-def run(args, capsys, check_mode=False, diff=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    if diff:
-        args = dict(args, _ansible_diff=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            catalog_release.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run(run_module):
+    return functools.partial(run_module, catalog_release)
 
 
 @pytest.fixture(autouse=True)
@@ -82,9 +64,9 @@ def args_for(repo, **kw):
     return args
 
 
-def test_release_branch_commit_and_idempotence(repo, capsys):
+def test_release_branch_commit_and_idempotence(repo, run):
     head = git(repo, "rev-parse", "HEAD")
-    res = run(args_for(repo), capsys)
+    res = run(args_for(repo))
     assert res["changed"] is True and res["branch"] == "foo-0.2.0" and res["base"] == head
     assert res["csv_name"] == "foo.v0.2.0" and res["bundle_image"] == REG + "/foo:0.2.0"
     assert res["templates"] == ["basic.yaml"] and res["catalogs"] == ["v4.16", "v4.18"]
@@ -113,12 +95,12 @@ def test_release_branch_commit_and_idempotence(repo, capsys):
     assert "image: %s/foo:0.2.0" % REG in v418
     assert yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/0.2.0/release-config.yaml")) == RC
     # second identical run: nothing to do
-    again = run(args_for(repo), capsys)
+    again = run(args_for(repo))
     assert again["changed"] is False and again["commit"] == res["commit"] and again["files"] == []
 
 
-def test_check_mode_and_diff(repo, capsys):
-    res = run(args_for(repo), capsys, check_mode=True, diff=True)
+def test_check_mode_and_diff(repo, run):
+    res = run(args_for(repo), check_mode=True, diff=True)
     assert res["changed"] is True and res["commit"] is None and len(res["files"]) == 8
     assert git(repo, "branch", "--list") == "* main"
     diffs = dict((d["after_header"], d) for d in res["diff"])
@@ -126,21 +108,21 @@ def test_check_mode_and_diff(repo, capsys):
     assert diffs["catalogs/v4.18/foo/catalog.yaml"]["before"] == ""
 
 
-def test_existing_release_config_and_custom_branch(repo, capsys):
+def test_existing_release_config_and_custom_branch(repo, run):
     rc_dir = repo / "operators" / "foo" / "0.2.0"
     rc_dir.mkdir()
     (rc_dir / "release-config.yaml").write_text(yaml.safe_dump(RC))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "release config")
     res = run(args_for(repo, release_config=None, branch="release/foo", commit_message="Release foo 0.2.0",
-                       author_name="Bot", author_email="bot@example.com"), capsys)
+                       author_name="Bot", author_email="bot@example.com"))
     assert res["changed"] is True and res["branch"] == "release/foo" and res["templates"] == ["basic.yaml"]
     assert "operators/foo/0.2.0/release-config.yaml" not in res["files"]
     assert git(repo, "log", "-1", "--format=%s|%an|%ae|%cn", "release/foo") == "Release foo 0.2.0|Bot|bot@example.com|Bot"
 
 
-def test_bundle_only_without_release_config(repo, capsys):
-    res = run(args_for(repo, release_config=None), capsys)
+def test_bundle_only_without_release_config(repo, run):
+    res = run(args_for(repo, release_config=None))
     assert res["changed"] is True and res["catalogs"] == [] and res["templates"] == []
     assert all(f.startswith("operators/foo/0.2.0/") for f in res["files"])
 
@@ -160,8 +142,8 @@ def test_bundle_only_without_release_config(repo, capsys):
         {"template_name": "basic.yaml", "channels": ["beta"], "replaces": "foo.v0.1.0"}]},
       "bundle_lookup": []}, None),
 ])
-def test_errors_leave_repo_clean(repo, capsys, kw, msg):
-    res = run(args_for(repo, **kw), capsys)
+def test_errors_leave_repo_clean(repo, run, kw, msg):
+    res = run(args_for(repo, **kw))
     if msg is None:
         assert res["changed"] is True
         return
@@ -170,39 +152,39 @@ def test_errors_leave_repo_clean(repo, capsys, kw, msg):
     assert len(git(repo, "worktree", "list").splitlines()) == 1
 
 
-def test_failed_commit_leaves_no_branch(repo, capsys):
-    res = run(args_for(repo, gpg_key="DEADBEEFDEADBEEF"), capsys)
+def test_failed_commit_leaves_no_branch(repo, run):
+    res = run(args_for(repo, gpg_key="DEADBEEFDEADBEEF"))
     assert res["failed"] is True and "git commit failed" in res["msg"]
     assert git(repo, "branch", "--list") == "* main" and git(repo, "status", "--porcelain") == ""
     assert len(git(repo, "worktree", "list").splitlines()) == 1
 
 
-def test_not_a_repo(tmp_path, capsys):
-    res = run(args_for(tmp_path), capsys)
+def test_not_a_repo(tmp_path, run):
+    res = run(args_for(tmp_path))
     assert res["failed"] is True and "not a git work tree" in res["msg"]
 
 
-def test_missing_image_offline(repo, capsys):
+def test_missing_image_offline(repo, run):
     (repo / "catalogs" / "v4.16" / "foo" / "catalog.yaml").unlink()
     git(repo, "commit", "-q", "-am", "drop catalog")
-    res = run(args_for(repo), capsys)
+    res = run(args_for(repo))
     assert res["failed"] is True and "pulling is disabled" in res["msg"]
     assert git(repo, "branch", "--list") == "* main"
 
 
-def test_branch_checked_out_is_refused(repo, capsys):
-    first = run(args_for(repo), capsys)
+def test_branch_checked_out_is_refused(repo, run):
+    first = run(args_for(repo))
     git(repo, "checkout", "-q", "foo-0.2.0")
     res = run(args_for(repo, version="0.2.0", release_config={"catalog_templates": [
-        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}), capsys)
+        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}))
     assert res["failed"] is True and "is checked out" in res["msg"]
     assert git(repo, "rev-parse", "foo-0.2.0") == first["commit"]
 
 
-def test_second_release_on_existing_branch_adds_commit(repo, capsys):
-    first = run(args_for(repo), capsys)
+def test_second_release_on_existing_branch_adds_commit(repo, run):
+    first = run(args_for(repo))
     res = run(args_for(repo, release_config={"catalog_templates": [
-        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}), capsys)
+        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}))
     assert res["changed"] is True and res["base"] == first["commit"]
     assert git(repo, "rev-parse", res["commit"] + "^") == first["commit"]
 
@@ -215,7 +197,7 @@ def test_commit_args():
 
 
 @pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg not installed")
-def test_signed_commit(repo, capsys, tmp_path, monkeypatch):
+def test_signed_commit(repo, run, tmp_path, monkeypatch):
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
     monkeypatch.setenv("GNUPGHOME", str(home))
@@ -224,17 +206,17 @@ def test_signed_commit(repo, capsys, tmp_path, monkeypatch):
     fpr = [ln.split(":")[9] for ln in subprocess.run(["gpg", "--with-colons", "--list-secret-keys"], check=True,
                                                      capture_output=True, text=True).stdout.splitlines()
            if ln.startswith("fpr:")][0]
-    res = run(args_for(repo, signing_key=fpr), capsys)
+    res = run(args_for(repo, signing_key=fpr))
     assert res["changed"] is True, res.get("msg")
     assert "Good signature" in subprocess.run(["git", "-C", str(repo), "verify-commit", res["commit"]],
                                               capture_output=True, text=True, check=False).stderr
     subprocess.run(["gpgconf", "--kill", "gpg-agent"], capture_output=True, check=False)
 
 
-def test_snake_cased_release_config(repo, capsys):
+def test_snake_cased_release_config(repo, run):
     rc = {"catalog_templates": [{"template_name": "basic.yaml", "channels": ["beta"], "replaces": "foo.v0.1.0",
                                  "skip_range": "<0.2.0", "default_channel": "beta"}]}
-    res = run(args_for(repo, release_config=rc), capsys)
+    res = run(args_for(repo, release_config=rc))
     assert res["changed"] is True
     written = yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/0.2.0/release-config.yaml"))
     assert written["catalog_templates"][0]["skipRange"] == "<0.2.0"

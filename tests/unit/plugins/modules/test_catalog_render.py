@@ -1,45 +1,28 @@
 """catalog_render module: basic/semver renders against the committed community-operators catalogs, fan-out,
 idempotence, check/diff mode, offline errors, no partial output."""
 
+import functools
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from unit_testlib import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_render
 
-
-def _shared():
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "galaxy.yml").is_file():
-            path = parent.parent / "shared" / "fbc-conformance"
-            if not path.is_dir():
-                pytest.fail("shared conformance data missing: %s" % path)
-            return path
-    pytest.fail("repository root not found")
-
-
-PROD = _shared() / "community-operators-prod"
+PROD = shared_conformance_data() / "community-operators-prod"
 CATALOGS = PROD / "catalogs"
 OPERATORS = PROD / "operators"
 KUBE_GREEN = OPERATORS / "kube-green" / "catalog-templates" / "basic-template.yaml"
 KAIROS = OPERATORS / "kairos-operator" / "catalog-templates" / "semver.yaml"
-FOO_BUNDLE = _shared() / "opm-testdata" / "alpha" / "action" / "testdata" / "foo-bundle-v0.2.0"
+FOO_BUNDLE = shared_conformance_data() / "opm-testdata" / "alpha" / "action" / "testdata" / "foo-bundle-v0.2.0"
 
 
-def run(args, capsys, check_mode=False, diff=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    if diff:
-        args = dict(args, _ansible_diff=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            catalog_render.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run(run_module):
+    return functools.partial(run_module, catalog_render)
 
 
 def lookup(op):
@@ -50,22 +33,22 @@ def lookup(op):
     ("kube-green", KUBE_GREEN, "v4.16"), ("kube-green", KUBE_GREEN, "v4.20"),
     ("kairos-operator", KAIROS, "v4.16"), ("kairos-operator", KAIROS, "v4.20"),
 ])
-def test_single_file_matches_committed_catalog(tmp_path, capsys, op, template, cat):
+def test_single_file_matches_committed_catalog(tmp_path, run, op, template, cat):
     dest = tmp_path / "catalog.yaml"
     level = "bundle-object-to-csv-metadata" if cat == "v4.20" else "none"
     res = run({"template": str(template), "dest": str(dest), "bundle_lookup": lookup(op), "pull": False,
-               "migrate_level": level}, capsys)
+               "migrate_level": level})
     assert res["changed"] is True and res["files"] == [str(dest)] and res["packages"] == [op]
     assert dest.read_bytes() == (CATALOGS / cat / op / "catalog.yaml").read_bytes()
     again = run({"template": str(template), "dest": str(dest), "bundle_lookup": lookup(op), "pull": False,
-                 "migrate_level": level}, capsys)
+                 "migrate_level": level})
     assert again["changed"] is False and again["changed_files"] == []
 
 
-def test_fanout_default_levels_and_idempotence(tmp_path, capsys):
+def test_fanout_default_levels_and_idempotence(tmp_path, run):
     args = {"template": str(KUBE_GREEN), "dest": str(tmp_path / "catalogs"), "pull": False,
             "bundle_lookup": lookup("kube-green"), "ocp_versions": ["v4.16", "v4.20"]}
-    res = run(args, capsys)
+    res = run(args)
     assert res["changed"] is True
     assert [(r["ocp_version"], r["migrate_level"]) for r in res["renders"]] == [
         ("v4.16", "none"), ("v4.20", "bundle-object-to-csv-metadata")]
@@ -73,67 +56,67 @@ def test_fanout_default_levels_and_idempotence(tmp_path, capsys):
         out = tmp_path / "catalogs" / cat / "kube-green" / "catalog.yaml"
         assert out.read_bytes() == (CATALOGS / cat / "kube-green" / "catalog.yaml").read_bytes()
     assert len(res["bundles"]) == 10 and "kube-green.v0.7.1" in res["bundles"]
-    assert run(args, capsys)["changed"] is False
+    assert run(args)["changed"] is False
 
 
-def test_fanout_override_and_json(tmp_path, capsys):
+def test_fanout_override_and_json(tmp_path, run):
     args = {"template": str(KAIROS), "dest": str(tmp_path), "pull": False, "format": "json",
             "bundle_lookup": lookup("kairos-operator"), "ocp_versions": ["v4.12", "v4.18"],
             "migrate_levels": {"v4.12": "bundle-object-to-csv-metadata"}}
-    res = run(args, capsys)
+    res = run(args)
     assert [r["migrate_level"] for r in res["renders"]] == ["bundle-object-to-csv-metadata"] * 2
     a = (tmp_path / "v4.12" / "kairos-operator" / "catalog.json").read_text()
     b = (tmp_path / "v4.18" / "kairos-operator" / "catalog.json").read_text()
     assert a == b and a.startswith("{\n") and "olm.bundle.object" not in a and "olm.csv.metadata" in a
 
 
-def test_check_mode_and_diff(tmp_path, capsys):
+def test_check_mode_and_diff(tmp_path, run):
     dest = tmp_path / "out.yaml"
     args = {"template": str(KUBE_GREEN), "dest": str(dest), "pull": False, "bundle_lookup": lookup("kube-green"),
             "migrate_level": "bundle-object-to-csv-metadata"}
-    res = run(args, capsys, check_mode=True, diff=True)
+    res = run(args, check_mode=True, diff=True)
     assert res["changed"] is True and not dest.exists()
     assert res["diff"][0]["before"] == "" and res["diff"][0]["after"].startswith("---\ndefaultChannel: alpha\n")
-    run(args, capsys)
+    run(args)
     dest.write_text(dest.read_text().replace("kube-green.v0.7.1", "kube-green.v0.7.9", 1))
     before = dest.read_bytes()
-    res = run(args, capsys, check_mode=True, diff=True)
+    res = run(args, check_mode=True, diff=True)
     assert res["changed"] is True and dest.read_bytes() == before and "kube-green.v0.7.9" in res["diff"][0]["before"]
-    big = run(dict(args, migrate_level="none"), capsys, check_mode=True, diff=True)
+    big = run(dict(args, migrate_level="none"), check_mode=True, diff=True)
     assert big["diff"][0]["after"].startswith("311194 bytes, sha256:")
 
 
-def test_directory_dest(tmp_path, capsys):
+def test_directory_dest(tmp_path, run):
     res = run({"template": str(KUBE_GREEN), "dest": str(tmp_path) + "/", "pull": False,
-               "bundle_lookup": lookup("kube-green")}, capsys)
+               "bundle_lookup": lookup("kube-green")})
     assert res["files"] == [str(tmp_path / "kube-green" / "catalog.yaml")]
 
 
-def test_offline_missing_image_fails_without_output(tmp_path, capsys):
+def test_offline_missing_image_fails_without_output(tmp_path, run):
     dest = tmp_path / "v4.16" / "kube-green" / "catalog.yaml"
     res = run({"template": str(KUBE_GREEN), "dest": str(tmp_path), "pull": False,
-               "bundle_lookup": [str(CATALOGS / "v4.20" / "cat-facts-operator")], "ocp_versions": ["v4.16"]}, capsys)
+               "bundle_lookup": [str(CATALOGS / "v4.20" / "cat-facts-operator")], "ocp_versions": ["v4.16"]})
     assert res["failed"] is True and "not found" in res["msg"] and "pulling is disabled" in res["msg"]
     assert not dest.exists() and os.listdir(tmp_path) == []
 
 
-def test_bundle_directory_lookup(tmp_path, capsys):
+def test_bundle_directory_lookup(tmp_path, run):
     template = tmp_path / "t.yaml"
     template.write_text("schema: olm.template.basic\nentries:\n"
                         "- {schema: olm.package, name: foo, defaultChannel: beta}\n"
                         "- {schema: olm.channel, package: foo, name: beta, entries: [{name: foo.v0.2.0}]}\n"
                         "- {schema: olm.bundle, image: quay.io/example/foo-bundle:v0.2.0}\n")
     res = run({"template": str(template), "dest": str(tmp_path / "o.yaml"), "pull": False,
-               "bundle_lookup": [str(FOO_BUNDLE)]}, capsys)
+               "bundle_lookup": [str(FOO_BUNDLE)]})
     assert res["bundles"] == ["foo.v0.2.0"] and res["pulled"] == []
     out = (tmp_path / "o.yaml").read_text()
     assert "image: quay.io/example/foo-bundle:v0.2.0" in out
     res2 = run({"template": str(template), "dest": str(tmp_path / "p.yaml"), "pull": False,
-                "bundle_images": {"quay.io/example/foo-bundle:v0.2.0": str(FOO_BUNDLE)}}, capsys)
+                "bundle_images": {"quay.io/example/foo-bundle:v0.2.0": str(FOO_BUNDLE)}})
     assert res2["changed"] is True and (tmp_path / "p.yaml").read_text() == out
 
 
-def test_puller_used_for_missing_images(tmp_path, capsys, monkeypatch):
+def test_puller_used_for_missing_images(tmp_path, run, monkeypatch):
     calls = []
 
     def fake_make_image_puller(**kwargs):
@@ -149,7 +132,7 @@ def test_puller_used_for_missing_images(tmp_path, capsys, monkeypatch):
     template = tmp_path / "t.yaml"
     template.write_text("schema: olm.template.basic\nentries:\n- {schema: olm.bundle, image: reg.example/foo:1}\n")
     res = run({"template": str(template), "dest": str(tmp_path / "o.yaml"), "registry_username": "u",
-               "registry_password": "secret-pw", "validate_certs": False}, capsys)
+               "registry_password": "secret-pw", "validate_certs": False})
     assert res["pulled"] == ["reg.example/foo:1"] and res["bundles"] == ["foo.v0.2.0"]
     assert calls[0]["username"] == "u" and calls[0]["verify"] is False and calls[-1] == "cleanup"
     assert "secret-pw" not in json.dumps(res)
@@ -162,17 +145,17 @@ def test_puller_used_for_missing_images(tmp_path, capsys, monkeypatch):
     ({"ocp_versions": ["v4.20"], "migrate_levels": {"v4.20": "bogus"}}, "unknown migration level"),
     ({"template": "/nonexistent/t.yaml"}, "not found"),
 ])
-def test_bad_arguments(tmp_path, capsys, args, msg):
+def test_bad_arguments(tmp_path, run, args, msg):
     base = {"template": str(KUBE_GREEN), "dest": str(tmp_path / "x"), "pull": False,
             "bundle_lookup": lookup("kube-green")}
-    res = run(dict(base, **args), capsys)
+    res = run(dict(base, **args))
     assert res["failed"] is True and msg in res["msg"]
 
 
-def test_bad_template(tmp_path, capsys):
+def test_bad_template(tmp_path, run):
     template = tmp_path / "t.yaml"
     template.write_text("schema: olm.nope\n")
-    res = run({"template": str(template), "dest": str(tmp_path / "o.yaml")}, capsys)
+    res = run({"template": str(template), "dest": str(tmp_path / "o.yaml")})
     assert res["failed"] is True and "unknown template schema: olm.nope" in res["msg"]
 
 
@@ -203,11 +186,11 @@ def test_plan_fanout_rules():
         publish.plan_fanout([4.2])
 
 
-def test_copy_of_shared_catalog_unchanged(tmp_path, capsys):
+def test_copy_of_shared_catalog_unchanged(tmp_path, run):
     """Rendering over a copy of the committed catalogs directory is a no-op."""
     root = tmp_path / "catalogs"
     for cat in ("v4.16", "v4.20"):
         shutil.copytree(CATALOGS / cat / "kube-green", root / cat / "kube-green")
     res = run({"template": str(KUBE_GREEN), "dest": str(root), "pull": False, "bundle_lookup": lookup("kube-green"),
-               "ocp_versions": ["v4.16", "v4.20"]}, capsys)
+               "ocp_versions": ["v4.16", "v4.20"]})
     assert res["changed"] is False and len(res["files"]) == 2

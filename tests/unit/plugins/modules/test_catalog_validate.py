@@ -1,45 +1,29 @@
 """catalog_validate module: committed catalogs are valid; every problem of a broken catalog is reported."""
 
-import json
-from pathlib import Path
+import functools
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from unit_testlib import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_validate
 
-
-def _shared():
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "galaxy.yml").is_file():
-            path = parent.parent / "shared" / "fbc-conformance"
-            if not path.is_dir():
-                pytest.fail("shared conformance data missing: %s" % path)
-            return path
-    pytest.fail("repository root not found")
+CATALOGS = shared_conformance_data() / "community-operators-prod" / "catalogs"
 
 
-CATALOGS = _shared() / "community-operators-prod" / "catalogs"
-
-
-def run(args, capsys, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            catalog_validate.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run(run_module):
+    return functools.partial(run_module, catalog_validate)
 
 
 @pytest.mark.parametrize("cat", ["v4.12", "v4.16", "v4.20"])
-def test_committed_catalog_dirs_are_valid(capsys, cat):
-    res = run({"path": str(CATALOGS / cat)}, capsys, check_mode=True)
+def test_committed_catalog_dirs_are_valid(run, cat):
+    res = run({"path": str(CATALOGS / cat)}, check_mode=True)
     assert res["valid"] is True and res["errors"] == [] and res["changed"] is False and res["opm_error"] is None
     assert res["packages"] == len(list((CATALOGS / cat).iterdir()))
 
 
-def test_single_file(capsys):
-    res = run({"path": str(CATALOGS / "v4.20" / "kube-green" / "catalog.yaml")}, capsys)
+def test_single_file(run):
+    res = run({"path": str(CATALOGS / "v4.20" / "kube-green" / "catalog.yaml")})
     assert res["valid"] is True and res["packages"] == 1 and res["bundles"] == 10
 
 
@@ -73,47 +57,47 @@ properties:
 """
 
 
-def test_invalid_reports_all_problems(tmp_path, capsys):
+def test_invalid_reports_all_problems(tmp_path, run):
     (tmp_path / "foo").mkdir()
     (tmp_path / "foo" / "catalog.yaml").write_text(BROKEN)
-    res = run({"path": str(tmp_path)}, capsys)
+    res = run({"path": str(tmp_path)})
     assert res["failed"] is True and res["valid"] is False
     assert any("multiple channel heads found in graph" in e for e in res["errors"])
     assert "invalid" in res["msg"] and res["opm_error"]
-    res = run({"path": str(tmp_path), "fail_on_invalid": False}, capsys)
+    res = run({"path": str(tmp_path), "fail_on_invalid": False})
     assert "failed" not in res and res["valid"] is False and res["errors"]
 
 
-def test_load_error(tmp_path, capsys):
+def test_load_error(tmp_path, run):
     (tmp_path / "x.yaml").write_text("schema: olm.package\nname: [\n")
-    res = run({"path": str(tmp_path), "fail_on_invalid": False}, capsys)
+    res = run({"path": str(tmp_path), "fail_on_invalid": False})
     assert res["valid"] is False and len(res["errors"]) == 1
 
 
-def test_missing_path(tmp_path, capsys):
-    res = run({"path": str(tmp_path / "nope")}, capsys)
+def test_missing_path(tmp_path, run):
+    res = run({"path": str(tmp_path / "nope")})
     assert res["failed"] is True and "does not exist" in res["msg"]
 
 
-def test_community_checks_pass_on_committed_catalogs(capsys):
+def test_community_checks_pass_on_committed_catalogs(run):
     for cat in ("v4.12", "v4.16", "v4.20"):
-        res = run({"path": str(CATALOGS / cat), "community_checks": True}, capsys)
+        res = run({"path": str(CATALOGS / cat), "community_checks": True})
         assert res["valid"] is True and res["community_errors"] == [], res.get("msg")
 
 
-def test_community_checks_find_problems(tmp_path, capsys):
+def test_community_checks_find_problems(tmp_path, run):
     import shutil
     root = tmp_path / "catalogs" / "v4.20" / "kube-green"
     shutil.copytree(CATALOGS / "v4.16" / "kube-green", root)  # olm.bundle.object content in a v4.20 catalog
     cat = root / "catalog.yaml"
     cat.write_text(cat.read_text().replace("quay.io/openshift-community-operators/", "docker.io/someone/", 1))
-    res = run({"path": str(root), "community_checks": True, "fail_on_invalid": False}, capsys)
+    res = run({"path": str(root), "community_checks": True, "fail_on_invalid": False})
     assert res["valid"] is False and len(res["community_errors"]) == 11
     assert sum("is not from an allowed registry" in e for e in res["community_errors"]) == 1
     assert sum("must not contain olm.bundle.object" in e for e in res["community_errors"]) == 10
     assert res["errors"] == res["community_errors"]
-    res = run({"path": str(root), "community_checks": True, "ocp_version": "v4.16"}, capsys)
+    res = run({"path": str(root), "community_checks": True, "ocp_version": "v4.16"})
     assert res["failed"] is True and len(res["community_errors"]) == 1 and "1 problem)" in res["msg"]
     res = run({"path": str(root), "community_checks": True, "ocp_version": "v4.16",
-               "allowed_registries": ["docker.io/", "quay.io/"]}, capsys)
+               "allowed_registries": ["docker.io/", "quay.io/"]})
     assert res["valid"] is True

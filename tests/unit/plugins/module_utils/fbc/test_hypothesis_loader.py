@@ -82,6 +82,8 @@ def test_yaml_writer_output_loads_back_identically(extra):
     doc = {k: v for k, v in doc.items() if k.casefold() not in ("package", "name") or k == "schema"}
     if any(k.casefold() == "schema" for k in doc if k != "schema"):
         return
+    if len(set(k.casefold() for k in doc)) != len(doc):
+        return  # keys equal but for case are duplicate keys to opm: a load error (load.meta_fields), not a round trip
     cfg = DeclarativeConfig(others=[L.load_bytes(json.dumps(doc)).others[0]])
     text = W.dumps_yaml(cfg)
     again = L.load_bytes(text)

@@ -3,26 +3,15 @@ diffs, release-config normalisation and the git helpers."""
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
+from unit_testlib import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_errors import BundleNotFoundError
 
-
-def _shared():
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "galaxy.yml").is_file():
-            path = parent.parent / "shared" / "fbc-conformance"
-            if not path.is_dir():
-                pytest.fail("shared conformance data missing: %s" % path)
-            return path
-    pytest.fail("repository root not found")
-
-
-OPERATORS = _shared() / "community-operators-prod" / "operators"
-TESTDATA = _shared() / "opm-testdata" / "alpha" / "action" / "testdata"
+OPERATORS = shared_conformance_data() / "community-operators-prod" / "operators"
+TESTDATA = shared_conformance_data() / "opm-testdata" / "alpha" / "action" / "testdata"
 
 
 def test_plan_fanout():

@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# Options for talking to OCI registries (Registry HTTP API v2). Their argument spec is
+# plugins/module_utils/oci/args.py: registry_argspec(); keep this fragment in sync with REGISTRY_OPTION_NAMES there.
+# Which registries the explicit credentials apply to is module specific and documented in each module's notes.
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  registry_username:
+    description:
+      - Username for the registry. Without it, credentials come from O(docker_config).
+      - Which registries it is used for depends on the module, see its notes.
+    type: str
+    version_added: 0.1.0
+  registry_password:
+    description:
+      - Password or token for O(registry_username). It is never logged or returned.
+    type: str
+    version_added: 0.1.0
+  docker_config:
+    description:
+      - Path of a docker C(config.json) whose C(auths) entries (base64 C(auth) or C(username)/C(password)) give
+        registry credentials. Credential helpers (C(credsStore), C(credHelpers)) are not run.
+      - Defaults to C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when that file exists.
+    type: path
+    version_added: 0.1.0
+  ca_file:
+    description:
+      - PEM CA bundle used to verify the registries' TLS certificates, in addition to the system trust store.
+    type: path
+    version_added: 0.1.0
+  validate_certs:
+    description:
+      - Verify TLS certificates of the registries. Set to V(false) only for test registries.
+    type: bool
+    default: true
+    version_added: 0.1.0
+  plain_http:
+    description:
+      - Talk plain HTTP instead of HTTPS to the registries. Meant for loopback test registries; Basic credentials
+        are never sent over plain HTTP to a non-loopback host.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  timeout:
+    description:
+      - Timeout in seconds of each registry request.
+    type: int
+    default: 60
+    version_added: 0.1.0
+"""
