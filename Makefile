@@ -60,7 +60,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test demo build clean distclean
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench demo build clean distclean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -193,6 +193,10 @@ test: venv ## CI: ruff, unit, sanity, ansible-lint, docs-lint, testbed build, sm
 	$(MAKE) docs-lint
 	$(MAKE) testbed-build
 	$(MAKE) smoke
+
+bench: venv ## Benchmark our FBC engine against opm side by side (not a test; needs `make testbed-build`)
+	@mkdir -p $(BUILD_DIR)/bench
+	$(PY) benchmarks/run.py --out $(BUILD_DIR)/bench/results.json --markdown $(BUILD_DIR)/bench/results.md $(BENCH_ARGS)
 
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
 	$(MAKE) testbed-build

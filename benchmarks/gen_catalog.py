@@ -28,8 +28,7 @@ GENERATOR_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
 DEFAULT_SOURCE = "/work/shared/fbc-conformance/community-operators-prod/catalogs"
-DEFAULT_CACHE = os.environ.get("KUBEFORGE_BENCH_CACHE") or os.path.join(
-    os.path.expanduser("~"), ".cache", "kubeforge-bench")
+DEFAULT_CACHE = os.environ.get("KUBEFORGE_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kubeforge-bench")
 
 
 def ensure_collection_link():
@@ -75,10 +74,11 @@ def _renamer(old_pkg, new_pkg):
 
     def bundle_name(name):
         if isinstance(name, str) and name.startswith(prefix):
-            return new_pkg + name[len(old_pkg):]
+            return new_pkg + name[len(old_pkg) :]
         if isinstance(name, str) and name:
             return "%s.%s" % (new_pkg, name)
         return name
+
     return bundle_name
 
 
@@ -164,22 +164,30 @@ def generate(packages=500, min_bundles=10000, source=DEFAULT_SOURCE, cache=DEFAU
             total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
         sizes[fmt] = total
     manifest = {
-        "generator_version": GENERATOR_VERSION, "key": key, "source": source,
+        "generator_version": GENERATOR_VERSION,
+        "key": key,
+        "source": source,
         "templates": [os.path.relpath(d, source) for d in dirs],
-        "packages": n_pkgs, "channels": n_channels, "bundles": n_bundles, "bytes": sizes,
-        "json": os.path.join(target, "json"), "yaml": os.path.join(target, "yaml"),
+        "packages": n_pkgs,
+        "channels": n_channels,
+        "bundles": n_bundles,
+        "bytes": sizes,
+        "json": os.path.join(target, "json"),
+        "yaml": os.path.join(target, "yaml"),
     }
     with open(os.path.join(tmp, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
     shutil.rmtree(target, ignore_errors=True)
     os.rename(tmp, target)
-    log("generated %d packages, %d bundles (JSON %.1f MiB, YAML %.1f MiB) in %.1fs"
-        % (n_pkgs, n_bundles, sizes["json"] / 2**20, sizes["yaml"] / 2**20, time.monotonic() - started))
+    log(
+        "generated %d packages, %d bundles (JSON %.1f MiB, YAML %.1f MiB) in %.1fs"
+        % (n_pkgs, n_bundles, sizes["json"] / 2**20, sizes["yaml"] / 2**20, time.monotonic() - started)
+    )
     return manifest
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("--packages", type=int, default=500, help="minimum number of packages (default 500)")
     ap.add_argument("--min-bundles", type=int, default=10000, help="minimum number of bundles (default 10000)")
     ap.add_argument("--source", default=DEFAULT_SOURCE, help="real catalogs: <source>/<version>/<package>/")

@@ -64,8 +64,7 @@ with open(sys.argv[3], "w", encoding="utf-8") as f:
 def find_opm():
     script = os.path.join(REPO, "tests", "testbed", "scripts", "build.sh")
     try:
-        bindir = subprocess.run(["bash", script, "--print-bin"], check=True, capture_output=True,
-                                text=True).stdout.strip()
+        bindir = subprocess.run(["bash", script, "--print-bin"], check=True, capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as e:
         raise SystemExit("cannot locate the testbed bin dir (%s): run `make testbed-build` first" % e) from None
     opm = os.path.join(bindir, "opm")
@@ -75,6 +74,7 @@ def find_opm():
 
 
 # ----------------------------------------------------------------------------------------- measuring
+
 
 def _tree_rss_kb(pid):
     """Summed VmRSS (KiB) of pid and all its descendants, read from /proc (0 when gone)."""
@@ -124,8 +124,14 @@ def measure(argv, stdout_path=None, env=None):
         err.close()
         if stdout_path:
             out.close()
-    return {"wall_s": round(wall, 4), "maxrss_kb": usage.ru_maxrss, "tree_rss_kb": peak[0],
-            "rss_kb": max(usage.ru_maxrss, peak[0]), "rc": proc.returncode, "stderr": stderr}
+    return {
+        "wall_s": round(wall, 4),
+        "maxrss_kb": usage.ru_maxrss,
+        "tree_rss_kb": peak[0],
+        "rss_kb": max(usage.ru_maxrss, peak[0]),
+        "rc": proc.returncode,
+        "stderr": stderr,
+    }
 
 
 def _sha256(path):
@@ -136,16 +142,20 @@ def _sha256(path):
     return h.hexdigest()
 
 
-def commands(tool, op, path, out_file, opm, python):
+GC_OFF_PREFIX = "import gc\ngc.disable()\n"
+
+
+def commands(tool, op, path, out_file, opm, python, gc_off=False):
     """argv (and stdout file) of one operation for one tool."""
     collections = gen_catalog.COLLECTIONS
+    prefix = GC_OFF_PREFIX if gc_off else ""
     if tool == "opm":
         if op == "validate":
             return [opm, "validate", path], None
         return [opm, "render", path, "-o", op.split("-")[1]], out_file
     if op == "validate":
-        return [python, "-c", OURS_VALIDATE.format(collections=collections), path], None
-    return [python, "-c", OURS_RENDER.format(collections=collections), path, op.split("-")[1], out_file], None
+        return [python, "-c", prefix + OURS_VALIDATE.format(collections=collections), path], None
+    return [python, "-c", prefix + OURS_RENDER.format(collections=collections), path, op.split("-")[1], out_file], None
 
 
 def python_env(bytecode):
@@ -161,7 +171,7 @@ def python_env(bytecode):
     return env
 
 
-def run_cell(name, path, op, repeat, opm, python, workdir, log, env=None):
+def run_cell(name, path, op, repeat, opm, python, workdir, log, env=None, gc_off=False):
     """Measure one (input, op) for both tools, interleaved; returns the result dict."""
     runs = {"ours": [], "opm": []}
     digests = {"ours": set(), "opm": set()}
@@ -170,7 +180,7 @@ def run_cell(name, path, op, repeat, opm, python, workdir, log, env=None):
         order = ("opm", "ours") if i % 2 == 0 else ("ours", "opm")
         for tool in order:
             out_file = os.path.join(workdir, "%s.out" % tool)
-            argv, stdout_path = commands(tool, op, path, out_file, opm, python)
+            argv, stdout_path = commands(tool, op, path, out_file, opm, python, gc_off)
             for _attempt in range(3):  # a failed run (e.g. the tree being edited meanwhile) is retried
                 m = measure(argv, stdout_path, env if tool == "ours" else None)
                 m["load1"] = os.getloadavg()[0]
@@ -184,11 +194,10 @@ def run_cell(name, path, op, repeat, opm, python, workdir, log, env=None):
             if m["rc"] == 0:
                 del m["stderr"]
             runs[tool].append(m)
-            log("  %-11s %-22s %-4s run %d: %7.2fs %8.1f MiB" % (op, name, tool, i + 1, m["wall_s"],
-                                                                  m["rss_kb"] / 1024))
+            log("  %-11s %-22s %-4s run %d: %7.2fs %8.1f MiB" % (op, name, tool, i + 1, m["wall_s"], m["rss_kb"] / 1024))
     cell = {"input": name, "path": path, "op": op, "runs": runs, "failed_runs": failures}
     if op != "validate":
-        cell["identical"] = (len(digests["ours"]) == 1 and digests["ours"] == digests["opm"])
+        cell["identical"] = len(digests["ours"]) == 1 and digests["ours"] == digests["opm"]
     else:
         cell["identical"] = None
     return summarize(cell)
@@ -199,9 +208,11 @@ def summarize(cell):
     runs = cell["runs"]
     for tool in ("ours", "opm"):
         good = [r for r in runs[tool] if r["rc"] == 0] or runs[tool]
-        cell[tool] = {"wall_s": round(statistics.median(r["wall_s"] for r in good), 3),
-                      "rss_mib": round(statistics.median(r["rss_kb"] for r in good) / 1024, 1),
-                      "ok": any(r["rc"] == 0 for r in runs[tool])}
+        cell[tool] = {
+            "wall_s": round(statistics.median(r["wall_s"] for r in good), 3),
+            "rss_mib": round(statistics.median(r["rss_kb"] for r in good) / 1024, 1),
+            "ok": any(r["rc"] == 0 for r in runs[tool]),
+        }
     cell["wall_ratio"] = round(cell["ours"]["wall_s"] / cell["opm"]["wall_s"], 3)
     cell["rss_ratio"] = round(cell["ours"]["rss_mib"] / cell["opm"]["rss_mib"], 3)
     cell["wall_target_met"] = cell["wall_ratio"] <= WALL_TARGET
@@ -210,6 +221,7 @@ def summarize(cell):
 
 
 # ----------------------------------------------------------------------------------------- reporting
+
 
 def markdown(results):
     lines = [
@@ -223,24 +235,25 @@ def markdown(results):
             output = "both valid" if c["ours"]["ok"] and c["opm"]["ok"] else "FAILED"
         else:
             output = "identical" if c["identical"] else "DIFFERENT"
-        lines.append("| %s | %s | %.2f | %.2f | %s | %.0f | %.0f | %s | %s |" % (
-            c["input"], c["op"], c["opm"]["wall_s"], c["ours"]["wall_s"], wall, c["opm"]["rss_mib"],
-            c["ours"]["rss_mib"], rss, output))
+        lines.append(
+            "| %s | %s | %.2f | %.2f | %s | %.0f | %.0f | %s | %s |"
+            % (c["input"], c["op"], c["opm"]["wall_s"], c["ours"]["wall_s"], wall, c["opm"]["rss_mib"], c["ours"]["rss_mib"], rss, output)
+        )
     met_w = sum(c["wall_target_met"] for c in results["cells"])
     met_r = sum(c["rss_target_met"] for c in results["cells"])
     n = len(results["cells"])
     lines.append("")
-    lines.append("Targets (ours/opm): wall <= %.1f met in %d/%d cells, peak RSS <= %.1f met in %d/%d cells."
-                 % (WALL_TARGET, met_w, n, RSS_TARGET, met_r, n))
+    lines.append("Targets (ours/opm): wall <= %.1f met in %d/%d cells, peak RSS <= %.1f met in %d/%d cells." % (WALL_TARGET, met_w, n, RSS_TARGET, met_r, n))
     return "\n".join(lines) + "\n"
 
 
 def environment(opm, python):
     def cmd(argv):
         try:
-            return subprocess.run(argv, capture_output=True, text=True, cwd=REPO).stdout.strip()
+            return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False).stdout.strip()
         except OSError:
             return None
+
     mem_kb = None
     with open("/proc/meminfo") as f:
         for line in f:
@@ -254,20 +267,25 @@ def environment(opm, python):
                 break
     return {
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "host": platform.node(), "kernel": platform.release(), "cpu": cpu, "cpus": os.cpu_count(),
-        "mem_gib": round(mem_kb / 2**20, 1) if mem_kb else None, "loadavg_start": os.getloadavg(),
-        "python": cmd([python, "-c", "import sys, yaml; print(sys.version.split()[0], 'PyYAML', yaml.__version__,"
-                                     " 'libyaml' if yaml.__with_libyaml__ else 'no-libyaml')"]),
-        "opm": opm, "opm_version": cmd([opm, "version"]),
+        "host": platform.node(),
+        "kernel": platform.release(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "mem_gib": round(mem_kb / 2**20, 1) if mem_kb else None,
+        "loadavg_start": os.getloadavg(),
+        "python": cmd(
+            [python, "-c", "import sys, yaml; print(sys.version.split()[0], 'PyYAML', yaml.__version__, 'libyaml' if yaml.__with_libyaml__ else 'no-libyaml')"]
+        ),
+        "opm": opm,
+        "opm_version": cmd([opm, "version"]),
         "git_head": cmd(["git", "rev-parse", "--short", "HEAD"]),
         "git_dirty_fbc": bool(cmd(["git", "status", "--porcelain", "plugins/module_utils/fbc"])),
     }
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="small run: real catalogs + a ~20-package generated catalog, 1 repetition")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    ap.add_argument("--quick", action="store_true", help="small run: real catalogs + a ~20-package generated catalog, 1 repetition")
     ap.add_argument("--repeat", type=int, default=None, help="runs per tool and cell (default 3, quick 1)")
     ap.add_argument("--out", default=None, help="write the JSON results here")
     ap.add_argument("--markdown", default=None, help="also write the markdown table here")
@@ -275,12 +293,12 @@ def main(argv=None):
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated ops (default: %(default)s)")
     ap.add_argument("--packages", type=int, default=None, help="generated catalog: packages (default 500)")
     ap.add_argument("--min-bundles", type=int, default=None, help="generated catalog: bundles (default 10000)")
-    ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"),
-                    help="interpreter for our engine (default: the repo venv)")
-    ap.add_argument("--report", metavar="RESULTS_JSON", default=None,
-                    help="do not measure: recompute medians and print the table of an earlier --out file")
-    ap.add_argument("--no-bytecode-cache", action="store_true",
-                    help="make our runs compile the sources every time (default: cache bytecode under the cache dir)")
+    ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"), help="interpreter for our engine (default: the repo venv)")
+    ap.add_argument("--report", metavar="RESULTS_JSON", default=None, help="do not measure: recompute medians and print the table of an earlier --out file")
+    ap.add_argument(
+        "--no-bytecode-cache", action="store_true", help="make our runs compile the sources every time (default: cache bytecode under the cache dir)"
+    )
+    ap.add_argument("--gc-off", action="store_true", help="experiment: run ours with Python's cyclic GC disabled (gc.disable() before any import)")
     args = ap.parse_args(argv)
     if args.report:
         with open(args.report) as f:
@@ -318,26 +336,41 @@ def main(argv=None):
         if op not in OPS:
             raise SystemExit("unknown op %r (choose from %s)" % (op, ", ".join(OPS)))
 
-    results = {"environment": environment(opm, args.python), "repeat": repeat, "generated": manifest,
-               "targets": {"wall_ratio_max": WALL_TARGET, "rss_ratio_max": RSS_TARGET},
-               "commands": {"opm_validate": "%s validate DIR" % shlex.quote(opm),
-                            "opm_render": "%s render DIR -o json|yaml > FILE" % shlex.quote(opm),
-                            "ours_validate": "%s -c <OURS_VALIDATE> DIR" % args.python,
-                            "ours_render": "%s -c <OURS_RENDER> DIR json|yaml FILE" % args.python,
-                            "ours_validate_code": OURS_VALIDATE.format(collections=gen_catalog.COLLECTIONS),
-                            "ours_render_code": OURS_RENDER.format(collections=gen_catalog.COLLECTIONS)},
-               "cells": []}
+    results = {
+        "environment": environment(opm, args.python),
+        "repeat": repeat,
+        "generated": manifest,
+        "targets": {"wall_ratio_max": WALL_TARGET, "rss_ratio_max": RSS_TARGET},
+        "commands": {
+            "opm_validate": "%s validate DIR" % shlex.quote(opm),
+            "opm_render": "%s render DIR -o json|yaml > FILE" % shlex.quote(opm),
+            "ours_validate": "%s -c <OURS_VALIDATE> DIR" % args.python,
+            "ours_render": "%s -c <OURS_RENDER> DIR json|yaml FILE" % args.python,
+            "ours_code_prefix": GC_OFF_PREFIX if args.gc_off else "",
+            "ours_validate_code": OURS_VALIDATE.format(collections=gen_catalog.COLLECTIONS),
+            "ours_render_code": OURS_RENDER.format(collections=gen_catalog.COLLECTIONS),
+        },
+        "cells": [],
+    }
     env = python_env(not args.no_bytecode_cache)
     results["environment"]["ours_bytecode_cache"] = env.get("PYTHONPYCACHEPREFIX")
+    results["environment"]["ours_gc_disabled"] = args.gc_off
     # warm the bytecode cache so that no measured run pays for compiling
-    subprocess.run([args.python, "-c", "import sys; sys.path.insert(0, %r); from ansible_collections.kubeforge."
-                    "operators.plugins.module_utils.fbc import load, model, write" % gen_catalog.COLLECTIONS],
-                   env=env, check=True)
+    subprocess.run(
+        [
+            args.python,
+            "-c",
+            "import sys; sys.path.insert(0, %r); from ansible_collections.kubeforge."
+            "operators.plugins.module_utils.fbc import load, model, write" % gen_catalog.COLLECTIONS,
+        ],
+        env=env,
+        check=True,
+    )
     workdir = tempfile.mkdtemp(prefix="kubeforge-bench-")
     try:
         for name, path in inputs:
             for op in ops:
-                results["cells"].append(run_cell(name, path, op, repeat, opm, args.python, workdir, log, env))
+                results["cells"].append(run_cell(name, path, op, repeat, opm, args.python, workdir, log, env, args.gc_off))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     results["environment"]["loadavg_end"] = os.getloadavg()
