@@ -1185,28 +1185,25 @@ def _load_parallel(paths, workers):
     with ctx.Pool(len(groups) - 1) as pool:
         pending = [pool.apply_async(_load_group_as_json, (g,)) for g in groups[1:]]
         results = _load_group(groups[0])  # the parent parses its own share meanwhile
-        for job in pending:
-            for path, text, error in job.get():
-                part = None
-                if text is not None:
-                    part = DeclarativeConfig(*json.loads(text))
-                results.append((path, part, error))
+        shipped = [item for job in pending for item in job.get()]
+    # Decode only once the workers have exited, so their parsed copies are not alive at the same time as ours.
+    for path, text, error in shipped:
+        results.append((path, DeclarativeConfig(*json.loads(text)) if text is not None else None, error))
     return results
 
 
-def _idle_cpus():
-    """CPUs not already busy: extra processes only pay off when they get a core of their own (measured: on a
-    loaded 2-core host a second parser process made loading slower, not faster)."""
-    cpus = os.cpu_count() or 1
+def _usable_cpus():
+    """CPUs this process may run on. Like opm, big trees are parsed on all of them whatever the machine's load:
+    the 1-minute load average lags and counts our own earlier work, so it kept the parallel path off (measured
+    on a 2-core host: 2 parser processes load a 205 MiB YAML catalog 10-20 % faster than one)."""
     try:
-        busy = os.getloadavg()[0]
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        busy = 0.0
-    return max(1, min(cpus, int(cpus - busy + 0.5)))
+        return os.cpu_count() or 1
 
 
 def _default_workers(paths):
-    cpus = _idle_cpus()
+    cpus = _usable_cpus()
     if cpus < 2 or len(paths) < 2 or not hasattr(os, "fork"):
         return 1
     try:
@@ -1248,10 +1245,15 @@ def load_fs(root, workers=None):
     return cfg
 
 
-def load(path):
-    """Load a directory (load_fs) or a single file (load_file)."""
+def load(path, workers=1):
+    """Load a directory (load_fs) or a single file (load_file).
+
+    workers: parser processes for a directory; 1 (the default) parses serially, None lets load_fs decide. Callers
+    that keep the loaded catalog next to large output (rendering) stay serial: with parallel parsing their peak
+    memory went above opm's, while read-only validation gains 1.5-2x on big YAML trees at 0.7x opm's memory.
+    """
     path = os.fspath(path)
     with _gc_paused():
         if os.path.isdir(path):
-            return load_fs(path)
+            return load_fs(path, workers=workers)
         return load_file(path)

@@ -837,7 +837,7 @@ def validate_catalog(path):
     from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load
 
     try:
-        cfg = load(path)
+        cfg = load(path, workers=None)  # read-only: big YAML trees are parsed on every CPU, like opm
     except FBCError as e:
         return ValidationResult(valid=False, errors=[str(e)], opm_error=str(e))
     return validate_config(cfg)

@@ -260,12 +260,12 @@ def test_parallel_load_reports_first_bad_file_in_walk_order(tmp_path):
 def test_default_workers_only_parallelises_big_yaml(tmp_path, monkeypatch):
     _tree(tmp_path, {"a.json": PKG % "a", "b.yaml": "schema: olm.package\nname: b\n"})
     paths = [str(tmp_path / "a.json"), str(tmp_path / "b.yaml")]
-    monkeypatch.setattr(L, "_idle_cpus", lambda: 2)
+    monkeypatch.setattr(L, "_usable_cpus", lambda: 2)
     assert L._default_workers(paths) == 1
     monkeypatch.setattr(L, "PARALLEL_MIN_YAML_BYTES", 1)
-    monkeypatch.setattr(L, "_idle_cpus", lambda: 2)
+    monkeypatch.setattr(L, "_usable_cpus", lambda: 2)
     assert L._default_workers(paths) == 2
-    monkeypatch.setattr(L, "_idle_cpus", lambda: 1)
+    monkeypatch.setattr(L, "_usable_cpus", lambda: 1)
     assert L._default_workers(paths) == 1
     assert sorted(p["name"] for p in L.load_fs(tmp_path).packages) == ["a", "b"]
 
