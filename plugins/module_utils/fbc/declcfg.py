@@ -18,8 +18,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, Dict, List
 
 SCHEMA_PACKAGE = "olm.package"
 SCHEMA_CHANNEL = "olm.channel"
@@ -64,20 +62,36 @@ def package_property(bundle):
     return found if isinstance(found, dict) else None
 
 
-@dataclass
 class DeclarativeConfig:
-    """All FBC objects of a catalog, grouped by schema (order of appearance kept inside each group)."""
+    """All FBC objects of a catalog, grouped by schema (order of appearance kept inside each group).
 
-    packages: List[Dict[str, Any]] = field(default_factory=list)
-    channels: List[Dict[str, Any]] = field(default_factory=list)
-    bundles: List[Dict[str, Any]] = field(default_factory=list)
-    deprecations: List[Dict[str, Any]] = field(default_factory=list)
-    others: List[Dict[str, Any]] = field(default_factory=list)
+    A plain class rather than a dataclass: importing dataclasses (and inspect) costs more start-up time than
+    rendering a small catalog.
+    """
 
-    def is_empty(self) -> bool:
+    FIELDS = ("packages", "channels", "bundles", "deprecations", "others")
+
+    def __init__(self, packages=None, channels=None, bundles=None, deprecations=None, others=None):
+        self.packages = [] if packages is None else packages
+        self.channels = [] if channels is None else channels
+        self.bundles = [] if bundles is None else bundles
+        self.deprecations = [] if deprecations is None else deprecations
+        self.others = [] if others is None else others
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.FIELDS)
+
+    __hash__ = None  # mutable, compared by value
+
+    def __repr__(self):
+        return "DeclarativeConfig(%s)" % ", ".join("%s=%r" % (f, getattr(self, f)) for f in self.FIELDS)
+
+    def is_empty(self):
         return not (self.packages or self.channels or self.bundles or self.deprecations or self.others)
 
-    def package_names(self) -> List[str]:
+    def package_names(self):
         """Sorted names of every package referenced by any object (opm's configsByPackage key set)."""
         names = set()
         for p in self.packages:
@@ -94,7 +108,7 @@ class DeclarativeConfig:
         names.discard("")
         return sorted(names, key=go_sort_key)
 
-    def merge(self, other: "DeclarativeConfig") -> None:
+    def merge(self, other):
         self.packages.extend(other.packages)
         self.channels.extend(other.channels)
         self.bundles.extend(other.bundles)

@@ -22,18 +22,18 @@ import base64
 import binascii
 import contextlib
 import copy
-import decimal
 import gc
 import json
 import math
 import operator
 import os
 import re
-import traceback
 
 try:
     import yaml
 except ImportError:  # PyYAML ships with ansible-core; the modules report it with missing_required_lib
+    import traceback
+
     yaml = None
     HAS_YAML = False
     YAML_IMPORT_ERROR = traceback.format_exc()
@@ -70,6 +70,8 @@ _MAX_EXACT_FLOAT_INT = 2 ** 53
 def _float_to_go_int(f):
     """The integer Go prints for an integral float64: its shortest decimal digits padded with zeros
     (12345678901234567890 -> 12345678901234567000), not the exact binary value Python's int() gives."""
+    import decimal  # rare (integral floats beyond 2**53); imported on demand to keep start-up short
+
     return int(decimal.Decimal(repr(f)))
 
 
@@ -106,21 +108,26 @@ def _go_map_key(key):
 
 
 _TAG_PREFIX = "tag:yaml.org,2002:"
-_STR_TAG = _TAG_PREFIX + "str"
-_PLAIN_TAG = "!fbc-plain"
 
 
 class _FBCYAMLLoader(_BaseSafeLoader):
     """Safe loader producing JSON-compatible data the way sigs.k8s.io/yaml (go-yaml v2) does.
 
-    Plain scalars get a private tag during composition and are typed later with go-yaml v2's rules
-    (goyaml.resolve) by the fast node converter below; PyYAML's YAML 1.1 resolvers are never consulted.
+    The composer calls resolve/descend_resolver/ascend_resolver once per node. Python methods there cost ~15 %
+    of a load, so they are C builtins taking the same arguments: a node without an explicit tag gets
+    slice(kind, value, implicit) as its tag, and the converter below reads implicit (the slice's step) itself,
+    typing plain scalars with go-yaml v2's rules (goyaml.resolve); PyYAML's YAML 1.1 resolvers are never
+    consulted. No path resolvers are registered, so descending needs no bookkeeping.
     """
 
-    def resolve(self, kind, value, implicit):
-        if kind is _SCALAR_NODE:
-            return _PLAIN_TAG if implicit[0] else _STR_TAG
-        return _BaseSafeLoader.resolve(self, kind, value, implicit)
+    resolve = slice
+    descend_resolver = slice
+    ascend_resolver = tuple
+
+
+def _is_plain(tag):
+    """A scalar written plain (untagged): its type comes from its text."""
+    return tag.__class__ is slice and tag.step[0]
 
 
 if yaml is not None:
@@ -173,12 +180,10 @@ class _Converter:
         if cls is _SCALAR_NODE:
             self.size += 1
             tag = node.tag
-            value = node.value
-            if tag is _PLAIN_TAG:
-                if value and value[0] not in _HINT_CHARS:
-                    return value
-                return self._plain(value, node)
-            if tag is _STR_TAG:
+            if tag.__class__ is slice:
+                value = node.value
+                if tag.step[0] and not (value and value[0] not in _HINT_CHARS):
+                    return self._plain(value, node)
                 return value
             return self._explicit(node)
         seen = self.done.get(id(node))
@@ -190,9 +195,10 @@ class _Converter:
             return copy.deepcopy(seen[0])
         start = self.size
         tag = node.tag
-        if cls is _MAPPING_NODE and (tag == _MAP_TAG or tag == _SET_TAG):
+        implicit = tag.__class__ is slice
+        if cls is _MAPPING_NODE and (implicit or tag == _MAP_TAG or tag == _SET_TAG):
             value = self._mapping(node)
-        elif cls is _SEQUENCE_NODE and tag == _SEQ_TAG:
+        elif cls is _SEQUENCE_NODE and (implicit or tag == _SEQ_TAG):
             convert = self.convert
             value = [convert(child) for child in node.value]
         elif cls is _MAPPING_NODE or cls is _SEQUENCE_NODE:
@@ -206,10 +212,11 @@ class _Converter:
     def _mapping(self, node):
         out = {}
         convert = self.convert
-        scalar, plain, strtag, hint = _SCALAR_NODE, _PLAIN_TAG, _STR_TAG, _HINT_CHARS
+        scalar, hint = _SCALAR_NODE, _HINT_CHARS
         for key_node, value_node in node.value:
             # inline fast paths for the overwhelmingly common plain/quoted string keys and values
-            if key_node.__class__ is scalar and key_node.tag is plain:
+            tag = key_node.tag
+            if key_node.__class__ is scalar and tag.__class__ is slice and tag.step[0]:
                 key = key_node.value
                 if key == "<<":
                     return self._merged_mapping(node)
@@ -224,15 +231,12 @@ class _Converter:
                     key = _go_map_key(key)
             if value_node.__class__ is scalar:
                 tag = value_node.tag
-                value = value_node.value
-                if tag is plain and value and value[0] not in hint:
-                    self.size += 1
-                    out[key] = value
-                    continue
-                if tag is strtag:
-                    self.size += 1
-                    out[key] = value
-                    continue
+                if tag.__class__ is slice:
+                    value = value_node.value
+                    if not tag.step[0] or (value and value[0] not in hint):
+                        self.size += 1
+                        out[key] = value
+                        continue
             out[key] = convert(value_node)
         # keys sorted like Go's encoding of a map (later duplicates already won)
         return dict(sorted(out.items()))
@@ -262,7 +266,7 @@ class _AliasBudgetExceeded(Exception):
 def _retag_merge_keys(node):
     """Let PyYAML's flatten_mapping recognise our plain '<<' keys as merge keys (go-yaml v2 merges them too)."""
     for key_node, _value_node in node.value:
-        if key_node.__class__ is _SCALAR_NODE and key_node.tag == _PLAIN_TAG and key_node.value == "<<":
+        if key_node.__class__ is _SCALAR_NODE and _is_plain(key_node.tag) and key_node.value == "<<":
             key_node.tag = _TAG_PREFIX + "merge"
 
 
@@ -1092,7 +1096,7 @@ def add_document(cfg, doc, source="<input>", position=None):
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause the cyclic garbage collector while building a catalog's objects.
 
     Loading allocates millions of dicts and lists and frees none of them (no reference cycles), yet each
@@ -1111,7 +1115,7 @@ def _gc_paused():
 def load_bytes(data, source="<input>", cfg=None):
     """opm's LoadReader: parse one YAML-or-JSON stream into a DeclarativeConfig."""
     cfg = cfg if cfg is not None else DeclarativeConfig()
-    with _gc_paused():
+    with gc_paused():
         for doc, position in iter_documents(data, source):
             add_document(cfg, doc, source, position)
     return cfg
@@ -1130,8 +1134,23 @@ def load_file(path, cfg=None):
 
 # YAML parsing is CPU bound and PyYAML holds the GIL, so big YAML trees are split across processes (opm parses
 # files concurrently too). JSON parses ~15x faster than YAML in C, so shipping results between processes would
-# cost more than it saves; small trees are not worth a fork either.
-PARALLEL_MIN_YAML_BYTES = 4 * 1024 * 1024
+# cost more than it saves; small trees are not worth a fork either. Size is counted in lines, not bytes: opm
+# writes one node per line, and long base64 lines are cheap to parse.
+PARALLEL_MIN_YAML_LINES = 25000
+
+
+def count_lines(paths, limit):
+    """Newlines in the files, counted until limit is reached (unreadable files are left to the loader)."""
+    lines = 0
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                lines += f.read().count(b"\n")
+        except OSError:
+            continue
+        if lines >= limit:
+            break
+    return lines
 
 
 def _is_json_file(path):
@@ -1165,7 +1184,7 @@ def _load_group_as_json(paths):
     return out
 
 
-def _split_groups(paths, workers):
+def split_groups_by_size(paths, workers):
     """Balance files by size into `workers` groups, each kept in walk order."""
     order = {p: i for i, p in enumerate(paths)}
     groups = [[] for _worker in range(workers)]
@@ -1180,7 +1199,7 @@ def _split_groups(paths, workers):
 def _load_parallel(paths, workers):
     import multiprocessing
 
-    groups = _split_groups(paths, workers)
+    groups = split_groups_by_size(paths, workers)
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(len(groups) - 1) as pool:
         pending = [pool.apply_async(_load_group_as_json, (g,)) for g in groups[1:]]
@@ -1192,7 +1211,7 @@ def _load_parallel(paths, workers):
     return results
 
 
-def _usable_cpus():
+def usable_cpus():
     """CPUs this process may run on. Like opm, big trees are parsed on all of them whatever the machine's load:
     the 1-minute load average lags and counts our own earlier work, so it kept the parallel path off (measured
     on a 2-core host: 2 parser processes load a 205 MiB YAML catalog 10-20 % faster than one)."""
@@ -1203,21 +1222,21 @@ def _usable_cpus():
 
 
 def _default_workers(paths):
-    cpus = _usable_cpus()
+    cpus = usable_cpus()
     if cpus < 2 or len(paths) < 2 or not hasattr(os, "fork"):
         return 1
     try:
-        yaml_bytes = sum(os.path.getsize(p) for p in paths if not _is_json_file(p))
+        yaml_paths = [p for p in paths if not _is_json_file(p)]
     except OSError:
         return 1
-    return cpus if yaml_bytes >= PARALLEL_MIN_YAML_BYTES else 1
+    return cpus if count_lines(yaml_paths, PARALLEL_MIN_YAML_LINES) >= PARALLEL_MIN_YAML_LINES else 1
 
 
 def load_fs(root, workers=None):
     """opm's LoadFS: load every catalog file under directory root, merged in (deterministic) walk order.
 
     workers: number of processes; by default the CPU count when the tree holds at least
-    PARALLEL_MIN_YAML_BYTES of YAML, else 1. On failure the error of the first bad file in walk order is raised.
+    PARALLEL_MIN_YAML_LINES lines of YAML, else 1. On failure the error of the first bad file in walk order is raised.
     """
     root = os.fspath(root)
     paths = [os.path.join(root, *rel.split("/")) for rel in list_catalog_files(root)]
@@ -1226,7 +1245,7 @@ def load_fs(root, workers=None):
     workers = max(1, min(workers, len(paths)))
     cfg = DeclarativeConfig()
     if workers == 1:
-        with _gc_paused():
+        with gc_paused():
             for path in paths:
                 load_file(path, cfg=cfg)
         return cfg
@@ -1253,7 +1272,7 @@ def load(path, workers=1):
     memory went above opm's, while read-only validation gains 1.5-2x on big YAML trees at 0.7x opm's memory.
     """
     path = os.fspath(path)
-    with _gc_paused():
+    with gc_paused():
         if os.path.isdir(path):
             return load_fs(path, workers=workers)
         return load_file(path)

@@ -15,13 +15,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import decimal
 import functools
 import json
 import math
 import os
 import re
-import tempfile
 from json import encoder as _json_encoder
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import goyaml
@@ -101,7 +99,7 @@ def go_deprecation(d):
             "entries": None if entries is None else [_go_deprecation_entry(e) for e in entries]}
 
 
-def _meta_str(obj, key):
+def meta_str(obj, key):
     value = meta_value(obj, key)
     return value if isinstance(value, str) else ""
 
@@ -127,7 +125,7 @@ def ordered_objects(cfg):
             bucket(b["package"])[2].append(b)
     root_others = []
     for o in cfg.others:
-        pkg = _meta_str(o, "package")
+        pkg = meta_str(o, "package")
         if pkg:
             bucket(pkg)[3].append(o)
         else:
@@ -144,7 +142,7 @@ def ordered_objects(cfg):
             yield go_channel(c)
         for b in sorted(bundles, key=lambda b: go_sort_key(b.get("name") or "")):
             yield go_bundle(b)
-        yield from sorted(others, key=lambda o: go_sort_key(_meta_str(o, "schema")))
+        yield from sorted(others, key=lambda o: go_sort_key(meta_str(o, "schema")))
         for d in deprecations:
             yield go_deprecation(d)
     yield from root_others
@@ -180,6 +178,8 @@ def go_json_float(f):
             r = r[:-2] + r[-1]
         return r
     if "e" in r:
+        import decimal  # rare (tiny or huge floats); imported on demand to keep start-up short
+
         r = format(decimal.Decimal(r), "f")
     if r.endswith(".0"):
         r = r[:-2]
@@ -190,8 +190,80 @@ def _unserializable(o):
     raise TypeError("Object of type %s is not JSON serializable" % type(o).__name__)
 
 
+class _NotPlainJSON(Exception):
+    """A value the fast encoder leaves to the standard library's (tuples, subclasses, non-string keys)."""
+
+
+_encode_str = _json_encoder.encode_basestring  # the C implementation when available
+_JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
+
+
+def _plain_scalar(v):
+    cls = v.__class__
+    if cls is bool or v is None:
+        return _JSON_CONSTANTS[v]
+    if cls is int:
+        return int.__repr__(v)
+    if cls is float:
+        return go_json_float(v)
+    raise _NotPlainJSON()
+
+
+def _encode_plain(o, indent, append):
+    """Append the 4-space-indented JSON of o, a tree of plain dicts/lists/scalars, to a list.
+
+    Same text as the standard library's indenting encoder, which is pure Python and passes every chunk up
+    through each nesting level's generator; appending to one list costs O(nodes) and runs ~3x faster.
+    indent is the newline plus the indentation of o's own line.
+    """
+    inner = indent + "    "
+    if o.__class__ is dict:
+        if not o:
+            append("{}")
+            return
+        sep = "{" + inner
+        for k, v in o.items():
+            if k.__class__ is not str:
+                raise _NotPlainJSON()
+            cls = v.__class__
+            if cls is str:
+                append(sep + _encode_str(k) + ": " + _encode_str(v))
+            elif cls is dict or cls is list:
+                append(sep + _encode_str(k) + ": ")
+                _encode_plain(v, inner, append)
+            else:
+                append(sep + _encode_str(k) + ": " + _plain_scalar(v))
+            sep = "," + inner
+        append(indent + "}")
+        return
+    if not o:
+        append("[]")
+        return
+    sep = "[" + inner
+    for v in o:
+        cls = v.__class__
+        if cls is str:
+            append(sep + _encode_str(v))
+        elif cls is dict or cls is list:
+            append(sep)
+            _encode_plain(v, inner, append)
+        else:
+            append(sep + _plain_scalar(v))
+        sep = "," + inner
+    append(indent + "]")
+
+
 def _json_text(obj):
     """json.dumps(obj, indent=4, ensure_ascii=False) with Go's float formatting."""
+    if obj.__class__ is dict or obj.__class__ is list:
+        parts = []
+        try:
+            _encode_plain(obj, "\n", parts.append)
+            return "".join(parts)
+        except _NotPlainJSON:
+            pass  # the standard encoder below handles (or rejects) every other value
+        except RecursionError:
+            raise ValueError("nesting too deep") from None
     make = getattr(_json_encoder, "_make_iterencode", None)
     if make is None:  # pragma: no cover - every CPython 3 has it
         return json.dumps(obj, indent=4, ensure_ascii=False, allow_nan=False)
@@ -227,8 +299,12 @@ _BEST_INDENT = 2
 
 _BREAKS = "\r\n\x85\u2028\u2029"
 # Characters go-yaml v2's is_printable rejects (tab, CR, C1 controls, BOM, U+FFFE/F, and everything outside the BMP).
-_SPECIAL_RE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
-_DQ_ESCAPE_RE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]|[\"\\\\\x85\u2028\u2029]")
+# Written as positive classes: the negated forms ("[^\n\x20-\x7e\xa0-\ud7ff...]") match the same code points
+# (checked over all of U+0000..U+10FFFF) but take ~8 ms to compile at every start-up. ASCII text, the usual case,
+# is checked with a tiny class.
+_SPECIAL_RE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufeff\ufffe\uffff\U00010000-\U0010ffff]")
+_SPECIAL_ASCII_RE = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+_DQ_ESCAPE_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufeff\ufffe\uffff\U00010000-\U0010ffff\"\\\\\u2028\u2029]")
 _ANY_BREAK_RE = re.compile("[\r\n\x85\u2028\u2029]")
 # Strings that are certainly plain scalars without folding: no spaces, indicators or quotes, first character
 # a letter (the only letter-initial non-strings are the bool/null words checked separately).
@@ -276,7 +352,7 @@ def _analyze(value):
             block_ind = True
         elif "#" in rest and _HASH_AFTER_WS_RE.search(value):
             block_ind = True
-    special = _SPECIAL_RE.search(value) is not None
+    special = (_SPECIAL_ASCII_RE if value.isascii() else _SPECIAL_RE).search(value) is not None
     line_breaks = _ANY_BREAK_RE.search(value) is not None
     block_plain = single_ok = block_ok = True
     if value[0] == " " or value[-1] == " " or value[0] in _BREAKS or value[-1] in _BREAKS:
@@ -727,6 +803,8 @@ def check_path_component(name, what="package"):
 def atomic_write(path, data, mode=0o644):
     """Write data (str, bytes, or an iterable of str chunks) to path via a temporary file in the same directory
     and an atomic rename: readers see the old or the new content, never a partial file."""
+    import tempfile  # only writers need it; keeps start-up short for everything else
+
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp", dir=directory)
@@ -755,11 +833,16 @@ _FORMATS = {"json": (iter_json, ".json"), "yaml": (iter_yaml, ".yaml")}
 
 
 def _iter_format(cfg, output_format):
-    try:
-        fn = _FORMATS[output_format][0]
-    except KeyError:
-        raise WriteError("invalid output format %s" % json.dumps(output_format)) from None
-    return fn(cfg)
+    return iter_format(cfg, output_format)
+
+
+def iter_format(cfg, output_format, escape_html=False):
+    """opm's WriteJSON or WriteYAML (output_format json|yaml), one document string at a time."""
+    if output_format == "json":
+        return iter_json(cfg, escape_html)
+    if output_format == "yaml":
+        return iter_yaml(cfg)
+    raise WriteError("invalid output format %s" % json.dumps(output_format))
 
 
 def dumps(cfg, output_format="yaml"):
@@ -792,7 +875,7 @@ def split_by_package(cfg):
             get(b["package"]).bundles.append(b)
     root_others = []
     for o in cfg.others:
-        pkg = _meta_str(o, "package")
+        pkg = meta_str(o, "package")
         if pkg:
             get(pkg).others.append(o)
         else:

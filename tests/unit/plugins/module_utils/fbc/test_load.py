@@ -260,12 +260,12 @@ def test_parallel_load_reports_first_bad_file_in_walk_order(tmp_path):
 def test_default_workers_only_parallelises_big_yaml(tmp_path, monkeypatch):
     _tree(tmp_path, {"a.json": PKG % "a", "b.yaml": "schema: olm.package\nname: b\n"})
     paths = [str(tmp_path / "a.json"), str(tmp_path / "b.yaml")]
-    monkeypatch.setattr(L, "_usable_cpus", lambda: 2)
+    monkeypatch.setattr(L, "usable_cpus", lambda: 2)
     assert L._default_workers(paths) == 1
-    monkeypatch.setattr(L, "PARALLEL_MIN_YAML_BYTES", 1)
-    monkeypatch.setattr(L, "_usable_cpus", lambda: 2)
+    monkeypatch.setattr(L, "PARALLEL_MIN_YAML_LINES", 1)
+    monkeypatch.setattr(L, "usable_cpus", lambda: 2)
     assert L._default_workers(paths) == 2
-    monkeypatch.setattr(L, "_usable_cpus", lambda: 1)
+    monkeypatch.setattr(L, "usable_cpus", lambda: 1)
     assert L._default_workers(paths) == 1
     assert sorted(p["name"] for p in L.load_fs(tmp_path).packages) == ["a", "b"]
 
@@ -319,3 +319,19 @@ def test_load_messages_match_opm(content, ext, message):
     with pytest.raises(LoadError) as info:
         L.load_bytes(content, source="catalog." + ext)
     assert info.value.opm_message == message
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("v: 123", 123),                    # plain: typed by go-yaml v2's rules
+    ("v: '123'", "123"),                # quoted: always a string
+    ("v: !!int '7'", 7),                # explicit tag: the constructor table
+    ("v: ! {a: 1}", {"a": 1}),          # non-specific tag on a mapping: still a mapping
+    ("v: !!map {b: 2}", {"b": 2}),
+    ("v: ! [x, 2]", ["x", 2]),
+    ("v: |\n  true\n", "true\n"),        # block scalars are strings
+    ("v: ~", None),
+    ("v: yes", True),                   # YAML 1.1 bool, as go-yaml v2 reads it
+])
+def test_untagged_nodes_are_resolved_by_the_converter(text, expected):
+    # the loader tags untagged nodes with slice(kind, value, implicit) instead of calling a Python resolver
+    assert L.load_bytes("schema: x\n" + text + "\n").others[0]["v"] == expected

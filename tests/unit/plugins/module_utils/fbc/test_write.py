@@ -310,3 +310,48 @@ def test_json_floats_like_go(value, expected):
     # verified with `opm render -o json` (v1.71.0)
     assert W.go_json_float(value) == expected
     assert W.json_document({"v": value}) == '{\n    "v": %s\n}\n' % expected
+
+
+# ----------------------------------------------------------------------------------------- fast paths
+
+def _stdlib_indented_json(obj):
+    from json import encoder as E
+
+    iterencode = E._make_iterencode({}, W._unserializable, E.encode_basestring, "    ", W.go_json_float, ": ", ",",
+                                    False, False, False)
+    return "".join(iterencode(obj, 0))
+
+
+JSON_VALUES = [
+    {}, [], {"a": {}}, {"a": []}, [[], {}], {"s": "x\"y\\z\u2028\n<&>", "n": None, "t": True, "f": False},
+    {"i": 0, "neg": -12, "big": 2 ** 70, "fl": 1.5, "tiny": 1e-7, "huge": 1e21, "whole": 3.0},
+    [1, "two", [3, [4, {"five": [6]}]], None], {"ü": ["é", {"k": ""}]},
+]
+
+
+@pytest.mark.parametrize("obj", JSON_VALUES)
+def test_fast_json_encoder_matches_stdlib_indenting_encoder(obj):
+    assert W._json_text(obj) == _stdlib_indented_json(obj)
+
+
+def test_fast_json_encoder_leaves_unusual_values_to_stdlib():
+    # tuples and non-string keys are not produced by the loader; the standard encoder still handles them
+    assert W._json_text({"t": (1, 2)}) == _stdlib_indented_json({"t": (1, 2)})
+    assert W._json_text({1: "x", None: "y"}) == _stdlib_indented_json({1: "x", None: "y"})
+    with pytest.raises(W.WriteError, match="unsupported value"):
+        W.json_document({"x": float("nan")})
+    with pytest.raises(W.WriteError, match="unsupported value"):
+        W.json_document({"x": object()})
+
+
+def test_positive_character_classes_match_the_negated_definitions():
+    import re
+
+    # go-yaml v2's is_printable, negated, as first written; the module compiles faster positive equivalents
+    special = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+    dq_escape = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]|[\"\\\\\x85\u2028\u2029]")
+    for code in range(0x110000):
+        ch = chr(code)
+        fast = W._SPECIAL_ASCII_RE if ch.isascii() else W._SPECIAL_RE
+        assert bool(fast.match(ch)) == bool(special.match(ch)), hex(code)
+        assert bool(W._DQ_ESCAPE_RE.match(ch)) == bool(dq_escape.match(ch)), hex(code)
