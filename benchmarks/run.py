@@ -52,12 +52,9 @@ if not r.valid:
 OURS_RENDER = """\
 import sys
 sys.path.insert(0, {collections!r})
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, write
-cfg = load.load(sys.argv[1])
-chunks = write.iter_json(cfg) if sys.argv[2] == "json" else write.iter_yaml(cfg)
-with open(sys.argv[3], "w", encoding="utf-8") as f:
-    for chunk in chunks:
-        f.write(chunk)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import render_catalog
+with open(sys.argv[3], "wb") as f:
+    render_catalog.render_catalog(sys.argv[1], f, sys.argv[2])
 """
 
 

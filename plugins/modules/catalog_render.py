@@ -10,7 +10,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: catalog_render
-short_description: Render a basic or semver catalog template into a file-based catalog (FBC)
+short_description: Render a basic or semver catalog template, or an existing catalog, into a file-based catalog (FBC)
 version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
@@ -26,13 +26,24 @@ description:
   - With O(ocp_versions) the template is rendered once per OpenShift catalog version into
     C(<dest>/<version>/<package>/catalog.yaml), the layout of community-operators-prod C(catalogs/), each with the
     migrate level the community pipeline uses for that version (or O(migrate_levels)).
+  - With O(source) instead of O(template), an existing catalog is rendered like C(opm render CATALOG -o yaml|json
+    [--migrate-level ...]): to convert it between YAML and JSON, merge a directory into one file, split a file into
+    the per-package layout, or migrate its bundles. Big catalog directories written to one file are parsed and
+    encoded on every CPU, file by file, without holding the whole catalog in memory.
   - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
 options:
   template:
     description:
       - Path of the catalog template (YAML or JSON; only the first document is read, like opm).
+      - Exactly one of O(template) and O(source) is required.
     type: path
-    required: true
+    version_added: 0.1.0
+  source:
+    description:
+      - Path of an existing file-based catalog, a directory (every catalog file below it, honouring
+        C(.indexignore)) or a single file, to render instead of a template.
+      - O(bundle_lookup), O(bundle_images), O(pull), O(opm_compat) and the registry options do not apply to it.
+    type: path
     version_added: 0.1.0
   dest:
     description:
@@ -153,6 +164,18 @@ EXAMPLES = r"""
       - catalogs/v4.16/kairos-operator
   register: rendered
 
+- name: Merge a catalog directory into one JSON file (opm render catalogs/v4.20 -o json)
+  kubeforge.operators.catalog_render:
+    source: catalogs/v4.20
+    dest: build/index.json
+    format: json
+
+- name: Migrate a committed catalog to olm.csv.metadata in place of olm.bundle.object
+  kubeforge.operators.catalog_render:
+    source: catalogs/v4.16/kube-green/catalog.yaml
+    dest: catalogs/v4.17/kube-green/catalog.yaml
+    migrate_level: bundle-object-to-csv-metadata
+
 - name: Render a semver template the way opm v1.46 did, pulling bundles from quay.io
   kubeforge.operators.catalog_render:
     template: catalog-templates/semver.yaml
@@ -223,22 +246,28 @@ renders:
       packages: [kube-green]
       bundles: [kube-green.v0.7.1]
 pulled:
-  description: Bundle images that had to be pulled from registries.
+  description: Bundle images that had to be pulled from registries (always empty with O(source)).
   returned: always
   type: list
   elements: str
   sample: []
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.migrate import check_migrate_level
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
+    DIFF_MAX_BYTES,
     build_lookup,
+    catalog_outputs,
     cleanup_lookup,
     commit_files,
+    dest_is_directory,
     make_diff,
     opm_compat_arg,
     pending_changes,
@@ -246,13 +275,16 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish im
     puller_factory,
     read_bytes,
     render_outputs,
+    text_diff,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_catalog import render_catalog_file
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 
 
 def argspec():
     spec = dict(
-        template=dict(type="path", required=True),
+        template=dict(type="path"),
+        source=dict(type="path"),
         dest=dict(type="path", required=True),
         format=dict(type="str", choices=["yaml", "json"], default="yaml"),
         bundle_lookup=dict(type="list", elements="path", default=[]),
@@ -271,22 +303,33 @@ def run_module(module):
     params = module.params
     if params["migrate_levels"] and not params["ocp_versions"]:
         module.fail_json(msg="migrate_levels requires ocp_versions")
-    template = read_bytes(params["template"])
-    if template is None:
-        module.fail_json(msg="template %s not found" % params["template"])
     fanout = None
     if params["ocp_versions"]:
         fanout = plan_fanout(params["ocp_versions"], params["migrate_level"], params["migrate_levels"])
-    # the values are paths: expand them like type="path" options (the dict itself cannot declare a value type)
-    bundle_images = dict((str(k), check_type_path(v)) for k, v in params["bundle_images"].items())
-    lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
-                                 puller_factory=puller_factory(params))
-    try:
-        files, renders = render_outputs(template, lookup, params["dest"], output_format=params["format"],
-                                        migrate_level=params["migrate_level"],
-                                        opm_compat=opm_compat_arg(params["opm_compat"]), fanout=fanout)
-    finally:
-        cleanup_lookup(state)
+    if params["source"]:
+        if not os.path.exists(params["source"]):
+            module.fail_json(msg="source %s not found" % params["source"])
+        if not fanout and not dest_is_directory(params["dest"], fanout) \
+                and check_migrate_level(params["migrate_level"]) == "none":
+            render_source_to_file(module)
+            return
+        files, renders = catalog_outputs(params["source"], params["dest"], output_format=params["format"],
+                                         migrate_level=params["migrate_level"], fanout=fanout)
+        state = {"pulled": []}
+    else:
+        template = read_bytes(params["template"])
+        if template is None:
+            module.fail_json(msg="template %s not found" % params["template"])
+        # the values are paths: expand them like type="path" options (the dict itself cannot declare a value type)
+        bundle_images = dict((str(k), check_type_path(v)) for k, v in params["bundle_images"].items())
+        lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
+                                     puller_factory=puller_factory(params))
+        try:
+            files, renders = render_outputs(template, lookup, params["dest"], output_format=params["format"],
+                                            migrate_level=params["migrate_level"],
+                                            opm_compat=opm_compat_arg(params["opm_compat"]), fanout=fanout)
+        finally:
+            cleanup_lookup(state)
     changes = pending_changes(files)
     if changes and not module.check_mode:
         commit_files(changes)
@@ -300,8 +343,24 @@ def run_module(module):
     module.exit_json(**result)
 
 
+def render_source_to_file(module):
+    """One output file from an existing catalog, streamed (in parallel for big trees) and never held in memory."""
+    params = module.params
+    dest = params["dest"]
+    out = render_catalog_file(params["source"], dest, params["format"], check_mode=module.check_mode,
+                              diff_max_bytes=DIFF_MAX_BYTES if module._diff else 0)
+    render = {"ocp_version": None, "migrate_level": "none", "files": [dest], "packages": out["packages"],
+              "bundles": out["bundles"]}
+    result = dict(changed=out["changed"], dest=dest, files=[dest], changed_files=[dest] if out["changed"] else [],
+                  packages=out["packages"], bundles=out["bundles"], renders=[render], pulled=[])
+    if module._diff:
+        result["diff"] = [text_diff(dest, out["before"], out["after"])] if out["changed"] else []
+    module.exit_json(**result)
+
+
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True,
+                           mutually_exclusive=[("template", "source")], required_one_of=[("template", "source")])
     run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
 
 

@@ -1159,55 +1159,30 @@ def _is_json_file(path):
     return head.lstrip(b" \t\r\n").startswith(b"{")
 
 
-def _load_group(paths):
-    """Parse a group of files; returns [(path, cfg or None, (message, path) or None)], stopping at an error."""
-    results = []
-    for path in paths:
-        try:
-            results.append((path, load_file(path), None))
-        except LoadError as e:
-            results.append((path, None, (e.opm_message, e.path, e.context)))
-            break  # later files of this group are not needed once one failed
-    return results
+def _load_shipped(path):
+    """Worker side: parse one file and ship its config with marshal (the fastest stdlib codec for JSON-shaped
+    data; it keeps key order and exact values). Returns (path, data or None, error or None)."""
+    import marshal
 
-
-def _load_group_as_json(paths):
-    """Worker side: like _load_group, with each config shipped as compact JSON (cheaper than pickling dicts;
-    the data is JSON-shaped by construction and its key order survives)."""
-    out = []
-    for path, part, error in _load_group(paths):
-        text = None
-        if part is not None:
-            text = json.dumps([part.packages, part.channels, part.bundles, part.deprecations, part.others],
-                              ensure_ascii=False, separators=(",", ":"))
-        out.append((path, text, error))
-    return out
-
-
-def split_groups_by_size(paths, workers):
-    """Balance files by size into `workers` groups, each kept in walk order."""
-    order = {p: i for i, p in enumerate(paths)}
-    groups = [[] for _worker in range(workers)]
-    loads = [0] * workers
-    for path in sorted(paths, key=os.path.getsize, reverse=True):
-        i = loads.index(min(loads))
-        groups[i].append(path)
-        loads[i] += os.path.getsize(path)
-    return [sorted(g, key=order.get) for g in groups if g]
+    try:
+        with gc_paused():
+            part = load_file(path)
+    except LoadError as e:
+        return path, None, (e.opm_message, e.path, e.context)
+    return path, marshal.dumps([part.packages, part.channels, part.bundles, part.deprecations, part.others]), None
 
 
 def _load_parallel(paths, workers):
+    import marshal
     import multiprocessing
 
-    groups = split_groups_by_size(paths, workers)
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(len(groups) - 1) as pool:
-        pending = [pool.apply_async(_load_group_as_json, (g,)) for g in groups[1:]]
-        results = _load_group(groups[0])  # the parent parses its own share meanwhile
-        shipped = [item for job in pending for item in job.get()]
-    # Decode only once the workers have exited, so their parsed copies are not alive at the same time as ours.
-    for path, text, error in shipped:
-        results.append((path, DeclarativeConfig(*json.loads(text)) if text is not None else None, error))
+    pool = multiprocessing.get_context("fork").Pool(workers)
+    results = []
+    with pool:
+        # biggest files first, one at a time, so every worker stays busy until the end; the parent decodes each
+        # result while the workers parse the next files
+        for path, data, error in pool.imap_unordered(_load_shipped, sorted(paths, key=os.path.getsize, reverse=True)):
+            results.append((path, DeclarativeConfig(*marshal.loads(data)) if data is not None else None, error))
     return results
 
 

@@ -813,10 +813,14 @@ def _tree_paths(tree, prefix, out):
 
 def validate_config(cfg):
     """Validate a loaded DeclarativeConfig, gathering every sequential and model problem."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import gc_paused
+
     sequential = []
     beyond_opm = set()
-    model = convert_to_model(cfg, collect=sequential, beyond_opm=beyond_opm)
-    tree = model.validate()
+    # the model is acyclic like the catalog: collections while building it would walk the whole loaded catalog
+    with gc_paused():
+        model = convert_to_model(cfg, collect=sequential, beyond_opm=beyond_opm)
+        tree = model.validate()
     errors = list(sequential)
     if tree is not None:
         _tree_paths(tree, [], errors)

@@ -30,6 +30,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg im
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, WriteError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.migrate import (
     check_migrate_level,
+    migrate,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.release import (
@@ -243,13 +244,28 @@ def render_outputs(template_data, renderer, dest, output_format="yaml", migrate_
     packages, bundles). With ``fanout`` ([(ocp, level)]) the layout is <dest>/<ocp>/<pkg>/catalog.<ext>; else
     ``dest`` is one file, or a directory (existing, or ending with a slash) getting <dest>/<pkg>/catalog.<ext>.
     """
+    def rendered(level):
+        return render_template(template_data, renderer, migrate_level=level, opm_compat=opm_compat)
+
+    return _plan_outputs(rendered, dest, output_format, migrate_level, fanout)
+
+
+def catalog_outputs(source, dest, output_format="yaml", migrate_level=None, fanout=None):
+    """Like render_outputs for an existing catalog (directory or file): opm render SOURCE [--migrate-level]."""
+    def rendered(level):
+        return migrate(core_load.load(source), level)
+
+    return _plan_outputs(rendered, dest, output_format, migrate_level, fanout)
+
+
+def _plan_outputs(render, dest, output_format, migrate_level, fanout):
     if output_format not in _EXT:
         raise WriteError("invalid output format %s" % json.dumps(output_format))
     cache = {}
 
     def rendered(level):
         if level not in cache:
-            cache[level] = render_template(template_data, renderer, migrate_level=level, opm_compat=opm_compat)
+            cache[level] = render(level)
         return cache[level]
 
     files = []
@@ -340,6 +356,17 @@ def make_diff(path, before, after, max_bytes=DIFF_MAX_BYTES):
         b, a = _summary(before), _summary(after)
     return {"before_header": path if before is not None else "%s (absent)" % path, "after_header": path,
             "before": b, "after": a}
+
+
+def text_diff(path, before, after):
+    """An Ansible diff dict from prepared contents: bytes (shown decoded) or summary strings; before None = absent."""
+    def text(value):
+        if value is None:
+            return ""
+        return value if isinstance(value, str) else value.decode("utf-8", "replace")
+
+    return {"before_header": path if before is not None else "%s (absent)" % path, "after_header": path,
+            "before": text(before), "after": text(after)}
 
 
 # --------------------------------------------------------------------------------------------- templates

@@ -218,6 +218,8 @@ def render_catalog(source, out, output_format="yaml", workers=None, escape_html=
     files go (default: the system temporary directory); they are removed before returning. Raises LoadError
     (the first bad file in walk order; nothing written to out) or WriteError (a value JSON/YAML cannot hold; out
     may then hold the objects before it: render_catalog_file never leaves such output behind).
+
+    Returns (package names, bundle names) of what was written, each sorted like opm sorts names.
     """
     source = os.fspath(source)
     _encoder(output_format)  # reject a bad format before any work
@@ -227,12 +229,27 @@ def render_catalog(source, out, output_format="yaml", workers=None, escape_html=
     workers = max(1, min(workers, len(paths)))
     if workers > 1:
         try:
-            _render_parallel(list(enumerate(paths)), out, workers, output_format, escape_html, spool_dir)
-            return
+            return _render_parallel(list(enumerate(paths)), out, workers, output_format, escape_html, spool_dir)
         except _NoProcessPool:
             pass  # render in this process instead
-    for chunk in write.iter_format(load.load(source), output_format, escape_html):
+    cfg = load.load(source)
+    for chunk in write.iter_format(cfg, output_format, escape_html):
         out.write(chunk.encode("utf-8"))
+    return cfg.package_names(), sorted({b["name"] for b in cfg.bundles if b.get("package") and b.get("name")},
+                                       key=go_sort_key)
+
+
+def _names(results):
+    """(package names, bundle names) of the written objects, from their sort keys."""
+    packages, bundles = set(), set()
+    for _spool, records, _error in results:
+        for key, _offset, _length in records:
+            if key[0] == _IN_PACKAGE:
+                packages.add(key[1])
+                if key[2] == _BUNDLE and key[3]:
+                    bundles.add(key[3])
+    return ([n.decode("utf-8", "surrogatepass") for n in sorted(packages)],
+            [n.decode("utf-8", "surrogatepass") for n in sorted(bundles)])
 
 
 def _render_parallel(tasks, out, workers, output_format, escape_html, spool_dir):
@@ -244,36 +261,64 @@ def _render_parallel(tasks, out, workers, output_format, escape_html, spool_dir)
         results = _render_files(tasks, workers, output_format, escape_html, private_dir)
         _raise_first_error(results)
         _assemble(results, out)
+        return _names(results)
     finally:
         shutil.rmtree(private_dir, ignore_errors=True)
 
 
-def render_catalog_file(source, dest, output_format="yaml", workers=None, escape_html=False):
-    """render_catalog into the file dest via a temporary file in dest's directory and an atomic rename.
+def render_catalog_file(source, dest, output_format="yaml", workers=None, escape_html=False, check_mode=False,
+                        diff_max_bytes=0):
+    """render_catalog into the file dest through a temporary file in dest's directory and an atomic rename.
 
-    Returns True when dest's bytes changed (an unchanged dest is left untouched)."""
+    An unchanged dest is left untouched; in check_mode dest is never written. Returns a dict: changed, packages,
+    bundles, and before/after: the old and new bytes when diff_max_bytes > 0 and both fit in it, else
+    "<size> bytes, sha256:<digest>" summaries (before is None when dest did not exist).
+    """
     import tempfile
 
     dest = os.fspath(dest)
     directory = os.path.dirname(os.path.abspath(dest))
+    os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(dest), suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
-            render_catalog(source, f, output_format, workers=workers, escape_html=escape_html, spool_dir=directory)
+            packages, bundles = render_catalog(source, f, output_format, workers=workers, escape_html=escape_html,
+                                               spool_dir=directory)
             f.flush()
             os.fsync(f.fileno())
-        if _same_bytes(tmp, dest):
+        result = {"changed": not _same_bytes(tmp, dest), "packages": packages, "bundles": bundles}
+        if diff_max_bytes > 0:
+            result["before"] = _content_or_summary(dest, diff_max_bytes) if os.path.exists(dest) else None
+            result["after"] = _content_or_summary(tmp, diff_max_bytes)
+            if isinstance(result["before"], str) or isinstance(result["after"], str):
+                result["before"] = _content_or_summary(dest, 0) if os.path.exists(dest) else None
+                result["after"] = _content_or_summary(tmp, 0)
+        if result["changed"] and not check_mode:
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, dest)
+        else:
             os.unlink(tmp)
-            return False
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
-        return True
+        return result
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _content_or_summary(path, max_bytes, chunk=1 << 20):
+    """The file's bytes when it has at most max_bytes, else a size and digest summary."""
+    import hashlib
+
+    if os.path.getsize(path) <= max_bytes:
+        with open(path, "rb") as f:
+            return f.read()
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            digest.update(block)
+    return "%d bytes, sha256:%s\n" % (os.path.getsize(path), digest.hexdigest())
 
 
 def _same_bytes(a, b, chunk=1 << 20):

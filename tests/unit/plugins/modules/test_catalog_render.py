@@ -194,3 +194,57 @@ def test_copy_of_shared_catalog_unchanged(tmp_path, run):
     res = run({"template": str(KUBE_GREEN), "dest": str(root), "pull": False, "bundle_lookup": lookup("kube-green"),
                "ocp_versions": ["v4.16", "v4.20"]})
     assert res["changed"] is False and len(res["files"]) == 2
+
+
+# ----------------------------------------------------------------------------------------- source: opm render CATALOG
+
+def test_source_directory_to_one_file_is_opm_render(tmp_path, run):
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, write
+
+    dest = tmp_path / "out" / "index.json"
+    args = {"source": str(CATALOGS / "v4.20"), "dest": str(dest), "format": "json"}
+    checked = run(args, check_mode=True, diff=True)
+    assert checked["changed"] is True and not dest.exists()
+    assert checked["diff"][0]["before"] == "" and checked["diff"][0]["after"].endswith(" bytes, sha256:%s\n" % (
+        __import__("hashlib").sha256(b"".join(c.encode() for c in write.iter_json(load.load(str(CATALOGS / "v4.20")))))
+        .hexdigest()))
+    res = run(args)
+    expected = "".join(write.iter_json(load.load(str(CATALOGS / "v4.20"))))
+    assert res["changed"] is True and res["changed_files"] == [str(dest)] and res["pulled"] == []
+    assert dest.read_text() == expected
+    assert "hive-operator" in res["packages"] and res["renders"][0]["migrate_level"] == "none"
+    assert len(res["bundles"]) == len({b["name"] for b in load.load(str(CATALOGS / "v4.20")).bundles})
+    again = run(args, diff=True)
+    assert again["changed"] is False and again["diff"] == [] and again["packages"] == res["packages"]
+
+
+def test_source_with_migration_and_directory_dest(tmp_path, run):
+    src = CATALOGS / "v4.16" / "kube-green" / "catalog.yaml"
+    res = run({"source": str(src), "dest": str(tmp_path) + "/", "migrate_level": "bundle-object-to-csv-metadata"})
+    out = tmp_path / "kube-green" / "catalog.yaml"
+    assert res["changed"] is True and res["files"] == [str(out)]
+    # the v4.16 catalog migrated is what the pipeline commits for v4.20 (same bundles, csv metadata)
+    assert "olm.csv.metadata" in out.read_text() and "olm.bundle.object" not in out.read_text()
+    assert run({"source": str(src), "dest": str(tmp_path) + "/",
+                "migrate_level": "bundle-object-to-csv-metadata"})["changed"] is False
+
+
+@pytest.mark.parametrize("args,msg", [
+    ({"source": "/nonexistent/catalog"}, "source /nonexistent/catalog not found"),
+    ({"source": "x", "template": "y"}, "mutually exclusive"),
+    ({}, "one of the following is required: template, source"),
+])
+def test_source_bad_arguments(tmp_path, run, args, msg):
+    res = run(dict({"dest": str(tmp_path / "o.yaml")}, **args))
+    assert res["failed"] is True and msg in res["msg"]
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def test_source_bad_catalog_leaves_no_output(tmp_path, run):
+    src = tmp_path / "cat"
+    src.mkdir()
+    (src / "a.yaml").write_text("schema: olm.package\nname: [unclosed\n")
+    dest = tmp_path / "out.yaml"
+    res = run({"source": str(src), "dest": str(dest)})
+    assert res["failed"] is True and str(src / "a.yaml") in res["msg"]
+    assert sorted(os.listdir(tmp_path)) == ["cat"]

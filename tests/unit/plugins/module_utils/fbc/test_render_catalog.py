@@ -146,22 +146,25 @@ def test_default_workers_follow_line_count(tmp_path, monkeypatch):
 
 def test_render_catalog_file_is_atomic_and_reports_changes(tmp_path):
     _tree(tmp_path / "cat", MIXED)
+    source = str(tmp_path / "cat")
+    expected = _expected(tmp_path / "cat", "json")
     dest = tmp_path / "out" / "catalog.json"
-    dest.parent.mkdir()
-    assert R.render_catalog_file(str(tmp_path / "cat"), str(dest), "json", workers=2) is True
-    assert dest.read_bytes() == _expected(tmp_path / "cat", "json")
+    checked = R.render_catalog_file(source, str(dest), "json", workers=2, check_mode=True, diff_max_bytes=1 << 20)
+    assert checked["changed"] is True and not dest.exists()
+    assert checked["before"] is None and checked["after"] == expected
+    assert checked["packages"] == ["alpha", "zeta"]
+    assert checked["bundles"] == ["alpha.v1", "zeta.v1", "zeta.v2"]
+    assert R.render_catalog_file(source, str(dest), "json", workers=2)["changed"] is True
+    assert dest.read_bytes() == expected
     before = os.stat(dest)
-    assert R.render_catalog_file(str(tmp_path / "cat"), str(dest), "json", workers=2) is False
+    again = R.render_catalog_file(source, str(dest), "json", workers=1, diff_max_bytes=10)
+    assert again["changed"] is False
+    assert again["packages"] == checked["packages"] and again["bundles"] == checked["bundles"]
+    assert again["before"] == again["after"] == "%d bytes, sha256:%s\n" % (
+        len(expected), __import__("hashlib").sha256(expected).hexdigest())
     assert os.stat(dest).st_mtime_ns == before.st_mtime_ns  # unchanged output is not rewritten
     (tmp_path / "cat" / "d.yaml").write_text("schema: olm.package\nname: [broken\n")
     with pytest.raises(LoadError):
-        R.render_catalog_file(str(tmp_path / "cat"), str(dest), "json", workers=2)
-    assert dest.read_bytes() == _expected_before_break(tmp_path)
+        R.render_catalog_file(source, str(dest), "json", workers=2)
+    assert dest.read_bytes() == expected
     assert sorted(os.listdir(dest.parent)) == ["catalog.json"]  # no temporary file left behind
-
-
-def _expected_before_break(tmp_path):
-    files = dict(MIXED)
-    root = tmp_path / "again"
-    _tree(root, files)
-    return _expected(root, "json")
