@@ -26,10 +26,10 @@ description:
   - With O(ocp_versions) the template is rendered once per OpenShift catalog version into
     C(<dest>/<version>/<package>/catalog.yaml), the layout of community-operators-prod C(catalogs/), each with the
     migrate level the community pipeline uses for that version (or O(migrate_levels)).
-  - With O(source) instead of O(template), an existing catalog is rendered like C(opm render CATALOG -o yaml|json
-    [--migrate-level ...]): to convert it between YAML and JSON, merge a directory into one file, split a file into
-    the per-package layout, or migrate its bundles. Big catalog directories written to one file are parsed and
-    encoded on every CPU, file by file, without holding the whole catalog in memory.
+  - With O(source) instead of O(template), an existing catalog is rendered like
+    C(opm render CATALOG -o yaml|json [--migrate-level ...]), to convert it between YAML and JSON, merge a directory
+    into one file, split a file into the per-package layout, or migrate its bundles. Big catalog directories written
+    to one file are parsed and encoded on every CPU, file by file, without holding the whole catalog in memory.
   - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
 options:
   template:
