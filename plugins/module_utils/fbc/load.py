@@ -1134,9 +1134,9 @@ def load_file(path, cfg=None):
 
 # YAML parsing is CPU bound and PyYAML holds the GIL, so big YAML trees are split across processes (opm parses
 # files concurrently too). JSON parses ~15x faster than YAML in C, so shipping results between processes would
-# cost more than it saves; small trees are not worth a fork either. Size is counted in lines, not bytes: opm
-# writes one node per line, and long base64 lines are cheap to parse.
-PARALLEL_MIN_YAML_LINES = 25000
+# cost more than it saves; small and mid-size trees are not worth the forks and ~25 MiB of interpreter per worker
+# either. Size is counted in lines, not bytes: opm writes one node per line, and long base64 lines are cheap.
+PARALLEL_MIN_YAML_LINES = 150000
 
 
 def count_lines(paths, limit):

@@ -20,9 +20,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import loa
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, WriteError
 
-# Below this many input lines a second process costs more than it saves (fork, spool, result shipping). Lines,
-# not bytes, predict the work: opm writes one YAML/JSON node per line, and long base64 lines are cheap to parse.
-PARALLEL_MIN_LINES = 25000
+# Below this many input lines extra processes cost more than they save: fork, spools and result shipping, plus
+# ~25 MiB of interpreter per process, which would put a mid-size catalog's summed memory above opm's. Lines, not
+# bytes, predict the work: opm writes one YAML/JSON node per line, and long base64 lines are cheap to parse.
+PARALLEL_MIN_LINES = 150000
 
 # Rank of each kind of object inside its package, as write.ordered_objects emits them.
 _PACKAGE, _CHANNEL, _BUNDLE, _OTHER, _DEPRECATION = range(5)
