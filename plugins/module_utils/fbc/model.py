@@ -829,8 +829,22 @@ def validate_config(cfg):
         opm_error = opm_visible[0]
     else:
         opm_error = str(tree) if tree is not None else None
-    return ValidationResult(valid=not errors, errors=errors, packages=len(model), bundles=model.bundle_count(),
-                            opm_error=opm_error)
+    result = ValidationResult(valid=not errors, errors=errors, packages=len(model), bundles=model.bundle_count(),
+                              opm_error=opm_error)
+    _unlink(model)
+    return result
+
+
+def _unlink(model):
+    """Drop the model's back-references (bundle -> channel/package, channel -> package) so plain reference
+    counting frees it, and the catalog objects it holds, on return. Left to the cyclic collector, the garbage
+    cost a full traversal of ~10^6 objects later (0.9 s on a 12,000-bundle catalog)."""
+    for pkg in model.values():
+        pkg.default_channel = None
+        for ch in pkg.channels.values():
+            ch.package = None
+            for b in ch.bundles.values():
+                b.package = b.channel = None
 
 
 def validate_catalog(path):
