@@ -257,7 +257,7 @@ def _render_parallel(tasks, out, workers, output_format, escape_html, spool_dir)
     import shutil
     import tempfile
 
-    private_dir = tempfile.mkdtemp(prefix="kubeforge-render-", dir=spool_dir)
+    private_dir = tempfile.mkdtemp(prefix=".kubeforge-render-", dir=spool_dir)
     try:
         results = _render_files(tasks, workers, output_format, escape_html, private_dir)
         _raise_first_error(results)

@@ -248,3 +248,19 @@ def test_source_bad_catalog_leaves_no_output(tmp_path, run):
     res = run({"source": str(src), "dest": str(dest)})
     assert res["failed"] is True and str(src / "a.yaml") in res["msg"]
     assert sorted(os.listdir(tmp_path)) == ["cat"]
+
+
+def test_source_parallel_path_from_the_module(tmp_path, run, monkeypatch):
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, render_catalog, write
+
+    monkeypatch.setattr(render_catalog, "PARALLEL_MIN_LINES", 1)  # the real catalogs are below the threshold
+    seen = []
+    original = render_catalog._render_parallel
+    monkeypatch.setattr(render_catalog, "_render_parallel", lambda *a: seen.append(a[2]) or original(*a))
+    dest = tmp_path / "all.yaml"
+    res = run({"source": str(CATALOGS / "v4.16"), "dest": str(dest)})
+    cpus = load.usable_cpus()
+    assert seen == ([cpus] if cpus >= 2 else [])  # one worker per CPU; one CPU renders in-process
+    assert res["changed"] is True
+    assert dest.read_text() == "".join(write.iter_yaml(load.load(str(CATALOGS / "v4.16"))))
+    assert sorted(os.listdir(tmp_path)) == ["all.yaml"]  # spools and temporary files are gone
