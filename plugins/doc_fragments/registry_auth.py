@@ -27,8 +27,11 @@ options:
     version_added: 0.1.0
   docker_config:
     description:
-      - Path of a docker C(config.json) whose C(auths) entries (base64 C(auth) or C(username)/C(password)) give
-        registry credentials. Credential helpers (C(credsStore), C(credHelpers)) are not run.
+      - Path of a docker C(config.json) giving registry credentials, read like the docker CLI reads it. A
+        C(credHelpers) entry for the registry, or else C(credsStore), names a credential helper
+        (C(docker-credential-<name>) on E(PATH)) that is asked first (a helper that is not installed is skipped);
+        C(auths) entries (base64 C(auth) or C(username)/C(password)) answer otherwise. Identity tokens
+        (C(identitytoken)) are not supported.
       - Defaults to C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when that file exists.
     type: path
     version_added: 0.1.0

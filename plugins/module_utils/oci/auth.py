@@ -1,9 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Registry credentials: docker ``config.json`` parsing and ``WWW-Authenticate`` challenge parsing.
-
-Credential helpers (``credsStore`` / ``credHelpers``) are not run; entries that only exist in a helper are ignored.
+"""Registry credentials: docker ``config.json`` parsing (``auths`` entries and the ``credHelpers`` /
+``credsStore`` credential helpers, run like the docker CLI runs them) and ``WWW-Authenticate`` challenge parsing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,6 +13,8 @@ import base64
 import binascii
 import json
 import os
+import re
+import subprocess
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import DockerConfigError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import DOCKER_HUB
@@ -113,29 +114,95 @@ def _decode_entry(entry, source):
     return Credentials(username, password)
 
 
-def credentials_from_config(config, registry, source="config.json"):
-    """Look up credentials for ``registry`` (``host[:port]``) in a parsed docker config dict.
+HELPER_TIMEOUT = 60
+HELPER_NOT_FOUND = "credentials not found in native keychain"  # docker-credential-helpers' ErrCredentialsNotFound
+_HELPER_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
-    Keys may be bare hosts or URLs (``https://host/v1/``); Docker Hub keys (``https://index.docker.io/v1/`` …)
-    match ``docker.io``. Returns :class:`Credentials` or ``None``.
+
+def run_credential_helper(helper, registry, source="config.json", timeout=HELPER_TIMEOUT):
+    """``docker-credential-<helper> get`` for registry (the docker-credential-helpers protocol: the server address
+    on stdin, ``{"ServerURL", "Username", "Secret"}`` JSON on stdout). Returns :class:`Credentials`, or ``None`` when
+    the helper has none or is not installed. Errors name the helper and the registry, never the helper's output (it
+    may hold secrets).
     """
-    auths = (config or {}).get("auths") or {}
-    if not isinstance(auths, dict):
-        raise DockerConfigError("docker config %s: 'auths' is not an object" % source)
+    if not isinstance(helper, str) or not _HELPER_NAME_RE.match(helper):
+        raise DockerConfigError("docker config %s: invalid credential helper name %s" % (source, json.dumps(helper)))
+    program = "docker-credential-" + helper
+    # the docker CLI stores Docker Hub credentials under its v1 index URL
+    server = DOCKER_HUB_CONFIG_KEYS[0] if registry == DOCKER_HUB else registry
+    try:
+        proc = subprocess.run([program, "get"], input=server.encode("utf-8"), capture_output=True, timeout=timeout,
+                              check=False)
+    except FileNotFoundError:
+        # config.json files travel between machines (a desktop's credsStore on a CI runner): like a helper without
+        # an entry, a missing helper leaves the auths entries (or anonymous access)
+        return None
+    except subprocess.TimeoutExpired:
+        raise DockerConfigError("credential helper %s did not answer for %s within %d s"
+                                % (program, registry, timeout)) from None
+    except OSError as e:
+        raise DockerConfigError("credential helper %s cannot be run: %s" % (program, e.strerror or e)) from None
+    if proc.returncode != 0:
+        if HELPER_NOT_FOUND in (proc.stdout + proc.stderr).decode("utf-8", "replace"):
+            return None
+        raise DockerConfigError("credential helper %s failed for %s (exit status %d)"
+                                % (program, registry, proc.returncode))
+    try:
+        data = json.loads(proc.stdout.decode("utf-8"))
+        username, secret = data.get("Username") or "", data.get("Secret") or ""
+    except (ValueError, AttributeError):
+        raise DockerConfigError("credential helper %s returned malformed output for %s" % (program, registry)) from None
+    if not isinstance(username, str) or not isinstance(secret, str):
+        raise DockerConfigError("credential helper %s returned malformed output for %s" % (program, registry))
+    if username == "<token>":
+        raise DockerConfigError("credential helper %s returned an identity token for %s; identity tokens are not "
+                                "supported, log in with a username and password or token instead" % (program, registry))
+    if not username and not secret:
+        return None
+    return Credentials(username, secret)
+
+
+def _wanted_keys(registry):
     wanted = {registry}
     if registry in (DOCKER_HUB, "index.docker.io", "registry-1.docker.io"):
         wanted.update(_normalise_key(k) for k in DOCKER_HUB_CONFIG_KEYS)
         wanted.add(DOCKER_HUB)
-    # exact key first, then normalised keys
-    if registry in auths:
-        creds = _decode_entry(auths[registry], source)
+    return wanted
+
+
+def _lookup(mapping, registry, wanted):
+    """The value for registry in a config.json mapping: the exact key first, then keys that normalise to it."""
+    if registry in mapping:
+        yield mapping[registry]
+    for key in sorted(mapping):
+        if key != registry and _normalise_key(key) in wanted:
+            yield mapping[key]
+
+
+def credentials_from_config(config, registry, source="config.json", run_helper=run_credential_helper):
+    """Look up credentials for ``registry`` (``host[:port]``) in a parsed docker config dict.
+
+    Like the docker CLI: a ``credHelpers`` entry for the registry, else ``credsStore``, names a credential helper
+    that is asked first; ``auths`` entries (keys may be bare hosts or URLs such as ``https://host/v1/``; Docker Hub
+    keys match ``docker.io``) answer otherwise. Returns :class:`Credentials` or ``None``.
+    """
+    config = config or {}
+    auths = config.get("auths") or {}
+    if not isinstance(auths, dict):
+        raise DockerConfigError("docker config %s: 'auths' is not an object" % source)
+    helpers = config.get("credHelpers") or {}
+    if not isinstance(helpers, dict):
+        raise DockerConfigError("docker config %s: 'credHelpers' is not an object" % source)
+    wanted = _wanted_keys(registry)
+    helper = next(_lookup(helpers, registry, wanted), None) or config.get("credsStore")
+    if helper:
+        creds = run_helper(helper, registry, source)
         if creds:
             return creds
-    for key in sorted(auths):
-        if _normalise_key(key) in wanted:
-            creds = _decode_entry(auths[key], source)
-            if creds:
-                return creds
+    for entry in _lookup(auths, registry, wanted):
+        creds = _decode_entry(entry, source)
+        if creds:
+            return creds
     return None
 
 

@@ -274,3 +274,24 @@ def test_pull_rejects_unsafe_layer(registry, tmp_path):
     with pytest.raises(UnsafeLayerError, match=r"\.\."):
         pull_image(ref, str(tmp_path / "x" / "root"), client=registry.client())
     assert not (tmp_path / "x" / "escape.txt").exists()
+
+
+def test_credential_helper_from_docker_config(registry, tmp_path, monkeypatch):
+    """credHelpers names a real docker-credential-* executable; its answer authenticates against the registry."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    helper = bindir / "docker-credential-kubeforge-test"
+    helper.write_text("#!/bin/sh\nread -r server\n[ \"$server\" = %s ] || { echo 'credentials not found in native "
+                      "keychain'; exit 1; }\nprintf '{\"ServerURL\":\"%%s\",\"Username\":\"%s\",\"Secret\":\"%s\"}' "
+                      "\"$server\"\n" % (registry.host, registry.username, registry.password))
+    helper.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bindir, os.environ["PATH"]))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"auths": {registry.host: {}}, "credHelpers": {registry.host: "kubeforge-test"}}))
+    ref = "%s/catalogs/helper-auth:v1" % registry.host
+    client = client_for(ref, docker_config=str(cfg), ca_file=registry.ca_file)
+    assert client.ping() == "registry/2.0"
+    image = build_catalog_image(FBC_DIR)
+    changed, _stats = push_image(client, ref, image)
+    assert changed and registry.client().head_manifest("catalogs/helper-auth", "v1")["digest"] == image.digest
+    assert registry.password not in repr(client) and registry.password not in repr(client.credentials)

@@ -117,3 +117,72 @@ def test_redact_patterns(text, secret):
 
 def test_redact_literal_secrets():
     assert redact("the password is pa55 here", ["pa55"]) == "the password is <redacted> here"
+
+
+# ----------------------------------------------------------------------------------------- credential helpers
+
+HELPER = """#!/bin/sh
+# docker-credential-helpers protocol: "get", server address on stdin, JSON on stdout
+[ "$1" = get ] || exit 3
+read -r server
+echo "$server" >> "$(dirname "$0")/asked"
+case "$server" in
+  %s
+esac
+"""
+
+
+def _helper(tmp_path, monkeypatch, name, cases):
+    """Install docker-credential-<name> (a real executable on PATH) answering per server address."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    exe = bindir / ("docker-credential-" + name)
+    exe.write_text(HELPER % cases)
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bindir, __import__("os").environ["PATH"]))
+    return bindir / "asked"
+
+
+def test_cred_helpers_entry_wins_over_auths(tmp_path, monkeypatch):
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import credentials_from_config
+
+    asked = _helper(tmp_path, monkeypatch, "kf", """'q.io') echo '{"ServerURL":"q.io","Username":"robot","Secret":"t0k"}' ;;
+  *) echo 'credentials not found in native keychain'; exit 1 ;;""")
+    config = {"auths": {"q.io": {"auth": _b64("file:pw")}, "other.io": {"auth": _b64("o:p")}},
+              "credHelpers": {"https://q.io": "kf"}}
+    assert credentials_from_config(config, "q.io") == Credentials("robot", "t0k")
+    assert credentials_from_config(config, "other.io") == Credentials("o", "p")  # no helper for it
+    # credsStore is asked for every registry; "not found" falls back to the auths entry
+    store = {"auths": {"other.io": {"auth": _b64("o:p")}}, "credsStore": "kf"}
+    assert credentials_from_config(store, "other.io") == Credentials("o", "p")
+    assert credentials_from_config(store, "none.io") is None
+    # Docker Hub is asked under the CLI's v1 index URL
+    assert credentials_from_config(store, "docker.io") is None
+    assert asked.read_text().split() == ["q.io", "other.io", "none.io", "https://index.docker.io/v1/"]
+
+
+@pytest.mark.parametrize("cases, message", [
+    ("*) echo 'boom: s3cret-in-output' >&2; exit 2 ;;", "failed for q.io (exit status 2)"),
+    ("*) echo 'not json s3cret' ;;", "malformed output for q.io"),
+    ("""*) echo '{"Username":"<token>","Secret":"s3cret-refresh"}' ;;""", "identity tokens are not supported"),
+])
+def test_helper_errors_are_clear_and_secret_free(tmp_path, monkeypatch, cases, message):
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import credentials_from_config
+
+    _helper(tmp_path, monkeypatch, "bad", cases)
+    with pytest.raises(DockerConfigError) as info:
+        credentials_from_config({"credHelpers": {"q.io": "bad"}}, "q.io")
+    assert message in str(info.value) and "docker-credential-bad" in str(info.value)
+    assert "s3cret" not in str(info.value)
+
+
+def test_missing_helper_and_bad_names(tmp_path, monkeypatch):
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import credentials_from_config
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing installed
+    config = {"auths": {"q.io": {"auth": _b64("a:b")}}, "credsStore": "desktop"}
+    assert credentials_from_config(config, "q.io") == Credentials("a", "b")
+    with pytest.raises(DockerConfigError, match='invalid credential helper name "../x"'):
+        credentials_from_config({"credsStore": "../x"}, "q.io")
+    with pytest.raises(DockerConfigError, match="'credHelpers' is not an object"):
+        credentials_from_config({"credHelpers": ["x"]}, "q.io")
