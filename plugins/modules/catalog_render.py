@@ -344,7 +344,8 @@ def run_module(module):
 
 
 def render_source_to_file(module):
-    """One output file from an existing catalog, streamed (in parallel for big trees) and never held in memory."""
+    """One output file from an existing catalog, streamed to a temporary file (file by file on every CPU for big
+    trees, so the output is never held in memory) and renamed into place when its bytes change."""
     params = module.params
     dest = params["dest"]
     out = render_catalog_file(params["source"], dest, params["format"], check_mode=module.check_mode,

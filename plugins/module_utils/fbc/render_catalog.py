@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, write
@@ -66,7 +67,7 @@ def _encoder(output_format, escape_html=False):
         return lambda obj: write.json_document(obj, escape_html)
     if output_format == "yaml":
         return lambda obj: "---\n" + write.yaml_document(obj)
-    raise WriteError("invalid output format %s" % write.json.dumps(output_format))
+    raise WriteError("invalid output format %s" % json.dumps(output_format))
 
 
 def _error_record(file_index, e):
@@ -279,7 +280,11 @@ def render_catalog_file(source, dest, output_format="yaml", workers=None, escape
 
     dest = os.fspath(dest)
     directory = os.path.dirname(os.path.abspath(dest))
-    os.makedirs(directory, exist_ok=True)
+    if not os.path.isdir(directory):
+        if check_mode:
+            directory = None  # nothing may be created: render next to the system's temporary files instead
+        else:
+            os.makedirs(directory)
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(dest), suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:

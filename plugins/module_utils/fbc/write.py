@@ -832,10 +832,6 @@ def atomic_write(path, data, mode=0o644):
 _FORMATS = {"json": (iter_json, ".json"), "yaml": (iter_yaml, ".yaml")}
 
 
-def _iter_format(cfg, output_format):
-    return iter_format(cfg, output_format)
-
-
 def iter_format(cfg, output_format, escape_html=False):
     """opm's WriteJSON or WriteYAML (output_format json|yaml), one document string at a time."""
     if output_format == "json":
@@ -846,12 +842,12 @@ def iter_format(cfg, output_format, escape_html=False):
 
 
 def dumps(cfg, output_format="yaml"):
-    return "".join(_iter_format(cfg, output_format))
+    return "".join(iter_format(cfg, output_format))
 
 
 def write_file(cfg, path, output_format="yaml"):
     """Stream cfg to a temporary file, then atomically replace path (no partial output on error)."""
-    atomic_write(path, _iter_format(cfg, output_format))
+    atomic_write(path, iter_format(cfg, output_format))
 
 
 def split_by_package(cfg):
