@@ -294,11 +294,12 @@ def render_catalog_file(source, dest, output_format="yaml", workers=None, escape
             os.fsync(f.fileno())
         result = {"changed": not _same_bytes(tmp, dest), "packages": packages, "bundles": bundles}
         if diff_max_bytes > 0:
-            result["before"] = _content_or_summary(dest, diff_max_bytes) if os.path.exists(dest) else None
-            result["after"] = _content_or_summary(tmp, diff_max_bytes)
-            if isinstance(result["before"], str) or isinstance(result["after"], str):
-                result["before"] = _content_or_summary(dest, 0) if os.path.exists(dest) else None
-                result["after"] = _content_or_summary(tmp, 0)
+            exists = os.path.exists(dest)
+            # full texts only when both sides fit, else summaries of both (like publish.make_diff)
+            fits = os.path.getsize(tmp) <= diff_max_bytes and (not exists or os.path.getsize(dest) <= diff_max_bytes)
+            limit = diff_max_bytes if fits else 0
+            result["before"] = _content_or_summary(dest, limit) if exists else None
+            result["after"] = _content_or_summary(tmp, limit)
         if result["changed"] and not check_mode:
             os.chmod(tmp, 0o644)
             os.replace(tmp, dest)
