@@ -84,7 +84,7 @@ def _renamer(old_pkg, new_pkg):
 
 def rename_copy(cfg, new_pkg):
     """A DeclarativeConfig holding one package of cfg renamed to new_pkg (shares unchanged nested values)."""
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 
     if len(cfg.packages) != 1:
         raise SystemExit("template must hold exactly one package, got %d" % len(cfg.packages))
@@ -130,8 +130,8 @@ def generate(packages=500, min_bundles=10000, source=DEFAULT_SOURCE, cache=DEFAU
     """Create (or reuse) the generated catalogs; returns the manifest dict with 'json' and 'yaml' dirs."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     ensure_collection_link()
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load_fs
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.write import write_fs
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import write_fs
 
     dirs = template_dirs(source)
     key = cache_key(packages, min_bundles, source_digest(dirs))

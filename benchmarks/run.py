@@ -42,7 +42,7 @@ OPS = ("validate", "render-json", "render-yaml")
 OURS_VALIDATE = """\
 import sys
 sys.path.insert(0, {collections!r})
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import model
 r = model.validate_catalog(sys.argv[1])
 if not r.valid:
     sys.stderr.write((r.opm_error or "invalid") + "\\n")
@@ -52,7 +52,7 @@ if not r.valid:
 OURS_RENDER = """\
 import sys
 sys.path.insert(0, {collections!r})
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import render_catalog
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import render_catalog
 with open(sys.argv[3], "wb") as f:
     render_catalog.render_catalog(sys.argv[1], f, sys.argv[2])
 """
@@ -358,7 +358,8 @@ def main(argv=None):
             args.python,
             "-c",
             "import sys; sys.path.insert(0, %r); from ansible_collections.kubeforge."
-            "operators.plugins.module_utils.fbc import load, model, write" % gen_catalog.COLLECTIONS,
+            "operators.plugins.module_utils.fbc.declcfg import load, write; from ansible_collections.kubeforge."
+            "operators.plugins.module_utils.fbc.model import model" % gen_catalog.COLLECTIONS,
         ],
         env=env,
         check=True,

@@ -138,10 +138,10 @@ warnings:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR, load
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.mermaid import render_mermaid
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mermaid import render_mermaid
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR, load
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import (
     channel_head,
     convert_to_model,
     to_jsonable,

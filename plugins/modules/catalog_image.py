@@ -242,7 +242,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.dockerfile import generate_dockerfile
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import generate_dockerfile
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec, registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (

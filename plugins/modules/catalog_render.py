@@ -259,8 +259,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.migrate import check_migrate_level
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import check_migrate_level
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_catalog import render_catalog_file
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
     DIFF_MAX_BYTES,
     build_lookup,
@@ -277,7 +278,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish im
     render_outputs,
     text_diff,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_catalog import render_catalog_file
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 
 

@@ -228,14 +228,9 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.convert import (
-    convert_declcfg,
-    convert_fbc_stream,
-    dump_basic_template_json,
-    dump_basic_template_yaml,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR, load_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import YAML_IMPORT_ERROR, load_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
     commit_files,
     dump_template,
@@ -246,8 +241,13 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish im
     template_kind,
     text_format,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_bundle import render_bundle_dir_blob
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_edit import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.convert import (
+    convert_declcfg,
+    convert_fbc_stream,
+    dump_basic_template_json,
+    dump_basic_template_yaml,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
     add_bundle,
     add_bundle_semver,
     latest_in_channel,

@@ -135,7 +135,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_catalog
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_catalog
 
 
 def argspec():
@@ -152,7 +152,7 @@ def argspec():
 
 def _community(params):
     """Problems of the community-operators static checks (loads the catalog once more)."""
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
     from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
         catalog_version_of,
         community_checks,

@@ -88,3 +88,31 @@ class ValidationTree(FBCError):
             else:
                 result.append(str(sub))
         return result
+
+
+class FbcTemplateError(FBCError, ValueError):
+    """Base class: invalid template, bundle or release input."""
+
+
+class TemplateSchemaError(FbcTemplateError):
+    """Template schema missing / unknown / mismatching."""
+
+
+class TemplateParseError(FbcTemplateError):
+    """Template could not be decoded (bad YAML/JSON, wrong field types, unknown fields)."""
+
+
+class BundleRenderError(FbcTemplateError):
+    """A bundle reference (image or directory) could not be rendered."""
+
+
+class BundleNotFoundError(BundleRenderError):
+    """A bundle image is neither in the lookup catalogs/directories nor obtainable from the image puller."""
+
+
+class MigrationError(FbcTemplateError):
+    """Unknown migrate level or a bundle that cannot be migrated."""
+
+
+class ReleaseConfigError(FbcTemplateError):
+    """Invalid ci.yaml fbc section, release-config.yaml or template edit request."""

@@ -25,15 +25,11 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the modules report it missing
     yaml = None
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load as core_load
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig, go_sort_key
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, WriteError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.migrate import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import (
     check_migrate_level,
     migrate,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_config
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.release import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.release import (
     ALLOWED_BUNDLE_REGISTRIES,
     apply_release_config,
     bundle_pullspec,
@@ -45,29 +41,34 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.release im
     parse_release_config,
     render_tasks,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.render_bundle import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import (
     BundleLookup,
     is_bundle_dir,
     render_bundle_dir_blob,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_basic import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as core_load
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig, go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import (
+    check_path_component,
+    dumps,
+    split_by_package,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
+    BundleNotFoundError,
+    FBCError,
+    ReleaseConfigError,
+    WriteError,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import (
     SCHEMA_BASIC,
     SCHEMA_SEMVER,
     check_safe_name,
     render_template,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_errors import (
-    BundleNotFoundError,
-    ReleaseConfigError,
-)
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_util import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
     get_ci,
     go_marshal_indent,
-)
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.write import (
-    check_path_component,
-    dumps,
-    split_by_package,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 

@@ -273,7 +273,7 @@ def make_repo(tmp_path, op):
 def make_bundle(tmp_path, op, from_name, new_version, replaces):
     """An unpacked bundle directory for a new release, built from a committed bundle's olm.bundle.object
     properties (the v4.16 catalog carries the full manifests) with the CSV renamed to the new version."""
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
 
     cfg = load(str(CATALOGS / "v4.16" / op))
     blob = [b for b in cfg.bundles if b["name"] == from_name][0]
@@ -362,7 +362,7 @@ def _check_release(repo, res, package, version, catalogs, template):
 
 
 def _load_from_branch(repo, ref, path):
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.load import load_bytes
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_bytes
 
     data = subprocess.run(["git", "-C", str(repo), "show", "%s:%s" % (ref, path)], check=True,
                           capture_output=True).stdout

@@ -199,7 +199,7 @@ def test_copy_of_shared_catalog_unchanged(tmp_path, run):
 # ----------------------------------------------------------------------------------------- source: opm render CATALOG
 
 def test_source_directory_to_one_file_is_opm_render(tmp_path, run):
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, write
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load, write
 
     dest = tmp_path / "out" / "index.json"
     args = {"source": str(CATALOGS / "v4.20"), "dest": str(dest), "format": "json"}
@@ -251,7 +251,8 @@ def test_source_bad_catalog_leaves_no_output(tmp_path, run):
 
 
 def test_source_parallel_path_from_the_module(tmp_path, run, monkeypatch):
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load, render_catalog, write
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import render_catalog
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load, write
 
     monkeypatch.setattr(render_catalog, "PARALLEL_MIN_LINES", 1)  # the real catalogs are below the threshold
     seen = []

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import load as L
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import write as W
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import DeclarativeConfig
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, UnsafeNameError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate_catalog, validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_catalog, validate_config
 
 BILLION_LAUGHS = """schema: olm.package
 a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]

@@ -8,7 +8,7 @@ import pytest
 from unit_testlib import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template_errors import BundleNotFoundError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import BundleNotFoundError
 
 OPERATORS = shared_conformance_data() / "community-operators-prod" / "operators"
 TESTDATA = shared_conformance_data() / "opm-testdata" / "alpha" / "action" / "testdata"
