@@ -60,7 +60,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench demo build clean distclean
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench demo build clean distclean \
+	selfcontained
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -95,6 +96,18 @@ env: ## Print shell exports (venv PATH, ANSIBLE_COLLECTIONS_PATH): eval "$(make 
 # ---------------------------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------------------------
+
+# References that only resolve on one machine: data beside the checkout (the parent's shared/) or absolute home/work
+# paths. Every test input lives in tests/data (third-party data, not scanned). The brackets in the pattern keep this
+# Makefile from matching itself.
+SELFCONTAINED_RE := \.\./shared|/wor[k]/|/roo[t]/|/hom[e]/
+
+selfcontained: ## Fail on references outside the repository (parent dir, absolute machine paths) in git-visible files
+	@hits="$$(git ls-files -z -co --exclude-standard -- . ':!tests/data' | xargs -0 -r grep -snIE '$(SELFCONTAINED_RE)' -- || true)"; \
+	if [ -n "$$hits" ]; then \
+		echo "ERROR: references outside the repository (put test inputs under tests/data):" >&2; \
+		echo "$$hits" >&2; exit 1; fi
+	@echo "selfcontained: no references outside the repository"
 
 ruff: venv ## ruff check (lint + import order)
 	$(VENV)/bin/ruff check .
@@ -145,7 +158,8 @@ sanity: venv sanity-venv ## ansible-test sanity on a physical copy of the git-vi
 	@echo ">>> copying git-visible files to $(SANITY_COLLECTION)"
 	@rm -rf $(SANITY_COLLECTION)
 	@mkdir -p $(SANITY_COLLECTION)
-	@git ls-files -z -co --exclude-standard | rsync -a --from0 --ignore-missing-args --files-from=- ./ $(SANITY_COLLECTION)/
+	@# tests/data is third-party test data (some of it invalid on purpose), not content of this collection.
+	@git ls-files -z -co --exclude-standard -- . ':!tests/data' | rsync -a --from0 --ignore-missing-args --files-from=- ./ $(SANITY_COLLECTION)/
 	@# ansible-test lists content with `git ls-files --cached --others --exclude-standard` from the nearest git
 	@# work tree; without its own (empty) repository the copy would be seen as ignored files of this one.
 	@git -C $(SANITY_COLLECTION) init -q
@@ -185,12 +199,14 @@ smoke: collection-link ## Testbed smoke/integration tests (tests/integration)
 	$(PY) -m pytest tests/integration
 
 # Cheap checks first so a failure shows up in seconds, the testbed last.
-test: venv ## CI: ruff, unit, sanity, ansible-lint, docs-lint, testbed build, smoke
+test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, build, testbed build, smoke
+	$(MAKE) selfcontained
 	$(MAKE) ruff
 	$(MAKE) unit
 	$(MAKE) sanity
 	$(MAKE) lint
 	$(MAKE) docs-lint
+	$(MAKE) build
 	$(MAKE) testbed-build
 	$(MAKE) smoke
 
@@ -213,7 +229,7 @@ build: venv ## Build the collection artifact into .build/dist and test-install i
 	@mkdir -p $(DIST_DIR)
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path $(DIST_DIR) .
 	@echo ">>> checking that no development files were packaged"
-	@if tar -tzf $(ARTIFACT) | grep -E '(^|/)(\.venv|\.build|\.ci|\.git|tests/output|benchmarks|__pycache__)(/|$$)'; then \
+	@if tar -tzf $(ARTIFACT) | grep -E '(^|/)(\.venv|\.build|\.ci|\.git|tests/output|tests/data|benchmarks|__pycache__)(/|$$)'; then \
 		echo "ERROR: development files in $(ARTIFACT); extend build_ignore in galaxy.yml" >&2; exit 1; fi
 	@echo ">>> test-installing $(ARTIFACT)"
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \

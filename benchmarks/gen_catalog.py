@@ -1,6 +1,7 @@
 """Deterministic generator of a large File-Based Catalog made from real community-operators bundles.
 
-Every package of the shared real catalogs (``<catalogs>/<ocp version>/<package>/catalog.yaml``) is a template.
+Every package of the real catalogs committed under ``tests/data`` (``<catalogs>/<ocp version>/<package>/catalog.yaml``)
+is a template.
 Templates are taken round-robin (sorted by version, then package) and copied under new package names
 ``<package>-x<NNNN>`` until the catalog has at least ``--packages`` packages and ``--min-bundles`` bundles.
 A copy renames the package consistently everywhere opm looks: the olm.package object, the ``package`` field of
@@ -27,7 +28,11 @@ import time
 GENERATOR_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
-DEFAULT_SOURCE = "/work/shared/fbc-conformance/community-operators-prod/catalogs"
+# tests/testdata.py locates the committed test data (tests/data, provenance in tests/data/README.md).
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from testdata import COMMUNITY_OPERATORS_PROD  # noqa: E402
+
+DEFAULT_SOURCE = str(COMMUNITY_OPERATORS_PROD / "catalogs")
 DEFAULT_CACHE = os.environ.get("KUBEFORGE_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kubeforge-bench")
 
 

@@ -7,7 +7,7 @@ summed RSS of the whole process tree every 20 ms (our loader may fork parser pro
 the larger of the two. Ours and opm run interleaved (alternating which goes first) and each cell is the median of
 ``--repeat`` runs. Render outputs of both tools are compared byte for byte.
 
-Inputs: the shared real catalogs (whole OCP-version dirs and the two biggest single packages) and a generated
+Inputs: the real catalogs in tests/data (whole OCP-version dirs and the two biggest single packages) and a generated
 catalog (benchmarks/gen_catalog.py: >= 500 packages, >= 10,000 real bundles) in JSON and in YAML.
 
     .venv/bin/python benchmarks/run.py [--quick] [--repeat N] [--out results.json] [--markdown results.md]

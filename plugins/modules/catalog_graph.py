@@ -128,8 +128,9 @@ upgrade_path:
   elements: str
   sample: [kube-green.v0.5.0, kube-green.v0.5.1, kube-green.v0.5.2, kube-green.v0.6.0]
 warnings:
-  description: Warnings opm prints to stderr (for example unparsable C(skipRange) values).
-  returned: always
+  description: Warnings opm prints to stderr (for example unparsable C(skipRange) values), issued as Ansible
+    warnings.
+  returned: when there are any
   type: list
   elements: str
   sample: []
@@ -137,16 +138,17 @@ warnings:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mermaid import render_mermaid
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR, load
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import (
     channel_head,
     convert_to_model,
     to_jsonable,
     upgrade_path,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
 
 def argspec():
@@ -166,16 +168,16 @@ def _only_channel(cfg, package, channel):
                              deprecations=cfg.deprecations, others=cfg.others)
 
 
-def run_module(module):
+def execute(module):
     p = module.params
     cfg = load(p["path"])
     if p["package"] not in cfg.package_names():
-        module.fail_json(msg="package %s not found in %s" % (p["package"], p["path"]))
+        raise FBCError("package %s not found in %s" % (p["package"], p["path"]))
     model = convert_to_model(cfg, validate=False)
     summary = to_jsonable(model).get(p["package"], {})
     channel = p["channel"] or summary.get("defaultChannel")
     if p["channel"] and p["channel"] not in summary.get("channels", {}):
-        module.fail_json(msg="package %s has no channel %s" % (p["package"], p["channel"]))
+        raise FBCError("package %s has no channel %s" % (p["package"], p["channel"]))
     warnings = []
     graph_cfg = _only_channel(cfg, p["package"], p["channel"]) if p["channel"] else cfg
     text = render_mermaid(graph_cfg, min_edge_name=p["min_edge"] or "", package_name=p["package"],
@@ -184,12 +186,12 @@ def run_module(module):
                   channels=summary.get("channels", {}), warnings=warnings)
     if p["from_version"]:
         result["upgrade_path"] = upgrade_path(model, p["package"], p["from_version"], channel)
-    module.exit_json(**result)
+    return result
 
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
 
 
 if __name__ == "__main__":

@@ -116,6 +116,8 @@ notes:
     O(docker_config) only.
   - Supports check mode; the image is built in memory and its digest returned, but nothing is pushed or written.
     C(changed) tells whether a real run would push or write.
+  - Files are written atomically (a unique temporary file in the same directory, then renamed into place) and
+    only when their content differs; blobs already in O(oci_layout) with the right digest are kept.
   - Error messages name the registry, repository and HTTP status; they never contain passwords or tokens.
 seealso:
   - name: opm generate dockerfile
@@ -128,7 +130,9 @@ attributes:
   check_mode:
     support: full
   diff_mode:
-    support: none
+    support: partial
+    details: Shows O(dockerfile_path) and the C(oci-layout) and C(index.json) files of O(oci_layout); image blobs
+      and pushes are not shown.
   platform:
     platforms: posix
 """
@@ -237,14 +241,17 @@ blobs:
   sample: {exists: 0, mounted: 1, uploaded: 2, copied: 0}
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import generate_dockerfile
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec, registry_client_kwargs
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
+    catalog_dockerfile,
+    check_image_params,
+    image_facts,
+    layout_tag,
+    registry_clients,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
     SCRATCH,
     BaseImage,
@@ -253,6 +260,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image impo
     write_oci_layout,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
 
 def argspec():
@@ -273,83 +281,34 @@ def argspec():
     return spec
 
 
-def _dockerfile(params):
-    """The text ``opm generate dockerfile`` writes for ``path`` (``ADD <dirname> /configs``)."""
-    name = os.path.basename(os.path.normpath(params["path"]))
-    if name in ("", ".", ".."):
-        name = os.path.basename(os.path.abspath(params["path"]))
-    labels = dict((str(k), str(v)) for k, v in params["labels"].items())
-    return generate_dockerfile(name, base_image=params["base_image"], builder_image=params["builder_image"],
-                               extra_labels=labels)
-
-
-def _write_file(path, text, check_mode):
-    data = text.encode("utf-8")
-    if os.path.isfile(path):
-        with open(path, "rb") as f:
-            if f.read() == data:
-                return False
-    if not check_mode:
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    return True
-
-
-def _layout_would_change(directory, digest):
-    index = os.path.join(directory, "index.json")
-    blob = os.path.join(directory, "blobs", "sha256", digest.split(":", 1)[1])
-    if not (os.path.isfile(blob) and os.path.isfile(index)):
-        return True
-    with open(index) as f:
-        return digest not in f.read()
-
-
-def run_module(module):
-    params = module.params
-    result = dict(changed=False)
-    if params["dockerfile_only"] and (params["push"] or params["oci_layout"]):
-        module.fail_json(msg="dockerfile_only cannot be combined with push=true or oci_layout")
-    if not os.path.isdir(params["path"]):
-        module.fail_json(msg="path %s is not a directory" % params["path"])
-
-    result["dockerfile"] = _dockerfile(params)
-    if params["dockerfile_path"]:
-        result["changed"] |= _write_file(params["dockerfile_path"], result["dockerfile"], module.check_mode)
-    if params["dockerfile_only"]:
-        module.exit_json(**result)
-
-    target = parse_reference(params["image"]) if params["image"] else None
-
-    base = None
-    if params["base_image"] != SCRATCH:
-        base_ref = parse_reference(params["base_image"])
-        same = target is not None and base_ref.registry == target.registry
-        base_client = client_for(base_ref, **registry_client_kwargs(params, credentials=same))
-        base = BaseImage.pull(base_ref, base_client, platform=params["platform"])
-
-    image = build_catalog_image(params["path"], labels=params["labels"], base=base,
-                                manifest_format=params["manifest_format"], platform=params["platform"])
-    result.update(digest=image.digest, media_type=image.media_type, manifest=image.manifest, config=image.config,
-                  labels=image.labels)
-    if target is not None:
-        result["image"] = "%s%s@%s" % (target.name, ":" + target.tag if target.tag else "", image.digest)
-
-    if params["oci_layout"]:
-        tag = (target.tag if target is not None else None) or "latest"
-        if module.check_mode:
-            layout_changed = _layout_would_change(params["oci_layout"], image.digest)
-        else:
-            layout_changed = write_oci_layout(image, params["oci_layout"], tag=tag)
-        result["changed"] |= layout_changed
-
-    if params["push"]:
-        client = client_for(target, **registry_client_kwargs(params))
-        pushed, stats = push_image(client, target, image, check_mode=module.check_mode)
-        result.update(pushed=pushed, blobs=stats)
-        result["changed"] |= pushed
-    module.exit_json(**result)
+def execute(module):
+    p = module.params
+    check_image_params(p)
+    result = dict(changed=False, dockerfile=catalog_dockerfile(p["path"], p["base_image"], p["builder_image"],
+                                                               p["labels"]))
+    image = target = push_client = None
+    with FileOutput(check_mode=module.check_mode, diff=module._diff) as out:
+        if p["dockerfile_path"]:
+            out.write(p["dockerfile_path"], result["dockerfile"])
+        if not p["dockerfile_only"]:
+            target = parse_reference(p["image"]) if p["image"] else None
+            base_ref = parse_reference(p["base_image"]) if p["base_image"] != SCRATCH else None
+            base_client, push_client = registry_clients(p, target, base_ref)
+            base = BaseImage.pull(base_ref, base_client, platform=p["platform"]) if base_ref is not None else None
+            image = build_catalog_image(p["path"], labels=p["labels"], base=base,
+                                        manifest_format=p["manifest_format"], platform=p["platform"])
+            result.update(image_facts(image, target))
+            if p["oci_layout"]:
+                # blobs missing from the layout count as changes without being staged in `out`
+                result["changed"] = write_oci_layout(image, p["oci_layout"], tag=layout_tag(target), output=out)
+        out.commit()
+    result["changed"] |= out.changed
+    if module._diff:
+        result["diff"] = out.diffs
+    if push_client is not None:
+        result["pushed"], result["blobs"] = push_image(push_client, target, image, check_mode=module.check_mode)
+        result["changed"] |= result["pushed"]
+    return result
 
 
 def main():
@@ -358,7 +317,7 @@ def main():
         required_if=[("push", True, ("image",))],
         supports_check_mode=True,
     )
-    run_and_report_errors(module, run_module)
+    run_module(module, execute)
 
 
 if __name__ == "__main__":

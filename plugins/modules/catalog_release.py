@@ -37,6 +37,7 @@ options:
   repo_path:
     description:
       - Local git clone (work tree root) of community-operators-prod or a repository with the same layout.
+      - A directory inside the work tree stands for its top level; a bare repository is refused.
     type: path
     required: true
     version_added: 0.1.0
@@ -151,6 +152,10 @@ notes:
   - O(registry_username)/O(registry_password) are used for every registry the bundle images of earlier
     releases are pulled from; without them, credentials come from O(docker_config).
   - Needs the C(git) command line client; signing needs C(gpg) (or git's configured signing program).
+  - The release branch is never moved while it is checked out, in O(repo_path) or in another worktree of the
+    repository; such a run fails (also in check mode) unless nothing needs changing.
+  - Directories of the repository that are symbolic links are never written through; a file that is a symbolic
+    link is replaced by a regular file.
   - Catalogs are validated per package (the rendered C(catalogs/<version>/<package>) content), not as whole
     C(catalogs/<version>) directories.
 seealso:
@@ -263,19 +268,23 @@ csv_name:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-    GitRepo,
-    check_branch_name,
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import puller_factory
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import opm_compat_arg
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import (
+    check_branch_free,
+    checked_out_branches,
     commit_release,
-    make_diff,
-    opm_compat_arg,
+    default_branch,
+    default_commit_message,
+    open_work_tree,
     plan_release,
-    puller_factory,
     release_changes,
+    release_diff,
+    release_refs,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
 
 def argspec():
@@ -303,18 +312,12 @@ def argspec():
     return spec
 
 
-def run_module(module):
+def execute(module):
     p = module.params
-    repo = GitRepo(p["repo_path"])
-    if repo.run("rev-parse", "--is-inside-work-tree", check=False).returncode != 0:
-        module.fail_json(msg="%s is not a git work tree" % p["repo_path"])
-    branch = check_branch_name(repo, p["branch"] or "%s-%s" % (p["package"], p["version"]))
-    base = repo.rev_parse(p["base_ref"])
-    if base is None:
-        module.fail_json(msg="base_ref %s is not a commit" % p["base_ref"])
-    existing = repo.rev_parse("refs/heads/%s" % branch)
+    repo = open_work_tree(p["repo_path"])
+    branch, base, existing = release_refs(repo, p["branch"] or default_branch(p["package"], p["version"]),
+                                          p["base_ref"])
     start = existing or base
-
     plan = plan_release(repo, start, p["package"], p["version"], p["bundle_path"],
                         release_config=p["release_config"], bundle_image=p["bundle_image"],
                         bundle_registry=p["bundle_registry"], lookup_paths=p["bundle_lookup"],
@@ -325,26 +328,24 @@ def run_module(module):
                   templates=plan.templates_changed, catalogs=plan.catalogs, validation=plan.validation,
                   bundle_image=plan.bundle_image, csv_name=plan.csv_name)
     if module._diff and changes:
-        before = repo.read_blobs(start, sorted(changes))
-        result["diff"] = [make_diff(path, before.get(path), data) for path, data in sorted(changes.items())]
+        result["diff"] = release_diff(repo, start, changes)
     if not changes:
-        module.exit_json(**result)
+        return result
+    # also in check mode: a real run would fail
+    check_branch_free(branch, checked_out_branches(repo), repo.path, p["repo_path"], result)
     if module.check_mode:
         result["commit"] = None
-        module.exit_json(**result)
-    if existing and repo.current_branch() == "refs/heads/%s" % branch:
-        module.fail_json(msg="branch %s is checked out in %s; check out another branch first (the release commit "
-                             "is made without touching the work tree)" % (branch, p["repo_path"]), **result)
-    message = p["commit_message"] or "operator %s (%s)" % (p["package"], p["version"])
+        return result
+    message = p["commit_message"] or default_commit_message(p["package"], p["version"])
     result["commit"] = commit_release(repo, start, branch, changes, message, author_name=p["author_name"],
                                       author_email=p["author_email"], signing_key=p["gpg_key"], sign=p["sign"],
                                       old_branch_sha=existing)
-    module.exit_json(**result)
+    return result
 
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
 
 
 if __name__ == "__main__":

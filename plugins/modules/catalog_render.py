@@ -258,27 +258,21 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup, puller_factory
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import (
+    catalog_outputs,
+    dest_is_directory,
+    opm_compat_arg,
+    plan_fanout,
+    render_outputs,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import check_migrate_level
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_catalog import render_catalog_file
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-    DIFF_MAX_BYTES,
-    build_lookup,
-    catalog_outputs,
-    cleanup_lookup,
-    commit_files,
-    dest_is_directory,
-    make_diff,
-    opm_compat_arg,
-    pending_changes,
-    plan_fanout,
-    puller_factory,
-    read_bytes,
-    render_outputs,
-    text_diff,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
 
 def argspec():
@@ -299,70 +293,70 @@ def argspec():
     return spec
 
 
-def run_module(module):
+def execute(module):
     params = module.params
     if params["migrate_levels"] and not params["ocp_versions"]:
-        module.fail_json(msg="migrate_levels requires ocp_versions")
+        raise PublishError("migrate_levels requires ocp_versions")
     fanout = None
     if params["ocp_versions"]:
         fanout = plan_fanout(params["ocp_versions"], params["migrate_level"], params["migrate_levels"])
-    if params["source"]:
-        if not os.path.exists(params["source"]):
-            module.fail_json(msg="source %s not found" % params["source"])
-        if not fanout and not dest_is_directory(params["dest"], fanout) \
-                and check_migrate_level(params["migrate_level"]) == "none":
-            render_source_to_file(module)
-            return
-        files, renders = catalog_outputs(params["source"], params["dest"], output_format=params["format"],
-                                         migrate_level=params["migrate_level"], fanout=fanout)
-        state = {"pulled": []}
-    else:
-        template = read_bytes(params["template"])
-        if template is None:
-            module.fail_json(msg="template %s not found" % params["template"])
-        # the values are paths: expand them like type="path" options (the dict itself cannot declare a value type)
-        bundle_images = dict((str(k), check_type_path(v)) for k, v in params["bundle_images"].items())
-        lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
-                                     puller_factory=puller_factory(params))
-        try:
-            files, renders = render_outputs(template, lookup, params["dest"], output_format=params["format"],
-                                            migrate_level=params["migrate_level"],
-                                            opm_compat=opm_compat_arg(params["opm_compat"]), fanout=fanout)
-        finally:
-            cleanup_lookup(state)
-    changes = pending_changes(files)
-    if changes and not module.check_mode:
-        commit_files(changes)
+    with FileOutput(check_mode=module.check_mode, diff=module._diff) as output:
+        if params["source"]:
+            if not os.path.exists(params["source"]):
+                raise PublishError("source %s not found" % params["source"])
+            if not fanout and not dest_is_directory(params["dest"], fanout) \
+                    and check_migrate_level(params["migrate_level"]) == "none":
+                result = render_source_to_file(params, output)
+            else:
+                files, renders = catalog_outputs(params["source"], params["dest"], output_format=params["format"],
+                                                 migrate_level=params["migrate_level"], fanout=fanout)
+                result = write_outputs(params, output, files, renders, pulled=[])
+        else:
+            template = read_bytes(params["template"])
+            if template is None:
+                raise PublishError("template %s not found" % params["template"])
+            template = decode_utf8(template, params["template"])
+            # the values are paths: expand them like type="path" options (the dict itself cannot declare a value type)
+            bundle_images = dict((str(k), check_type_path(v)) for k, v in params["bundle_images"].items())
+            lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,
+                                         puller_factory=puller_factory(params))
+            try:
+                files, renders = render_outputs(template, lookup, params["dest"], output_format=params["format"],
+                                                migrate_level=params["migrate_level"],
+                                                opm_compat=opm_compat_arg(params["opm_compat"]), fanout=fanout)
+            finally:
+                cleanup_lookup(state)
+            result = write_outputs(params, output, files, renders, pulled=list(state["pulled"]))
+        output.commit()
+    result.update(changed=output.changed, changed_files=list(output.changed_paths))
+    if module._diff:
+        result["diff"] = output.diffs
+    return result
+
+
+def write_outputs(params, output, files, renders, pulled):
+    for path, text in files:
+        output.write(path, text)
     packages = sorted(set(p for r in renders for p in r["packages"]))
     bundles = sorted(set(b for r in renders for b in r["bundles"]))
-    result = dict(changed=bool(changes), dest=params["dest"], files=[f[0] for f in files],
-                  changed_files=[c[0] for c in changes], packages=packages, bundles=bundles, renders=renders,
-                  pulled=list(state["pulled"]))
-    if module._diff:
-        result["diff"] = [make_diff(*c) for c in changes]
-    module.exit_json(**result)
+    return dict(dest=params["dest"], files=[f[0] for f in files], packages=packages, bundles=bundles,
+                renders=renders, pulled=pulled)
 
 
-def render_source_to_file(module):
-    """One output file from an existing catalog, streamed to a temporary file (file by file on every CPU for big
-    trees, so the output is never held in memory) and renamed into place when its bytes change."""
-    params = module.params
+def render_source_to_file(params, output):
+    """One output file from an existing catalog, streamed into the staged file (file by file on every CPU for big
+    trees, so the output is never held in memory)."""
     dest = params["dest"]
-    out = render_catalog_file(params["source"], dest, params["format"], check_mode=module.check_mode,
-                              diff_max_bytes=DIFF_MAX_BYTES if module._diff else 0)
-    render = {"ocp_version": None, "migrate_level": "none", "files": [dest], "packages": out["packages"],
-              "bundles": out["bundles"]}
-    result = dict(changed=out["changed"], dest=dest, files=[dest], changed_files=[dest] if out["changed"] else [],
-                  packages=out["packages"], bundles=out["bundles"], renders=[render], pulled=[])
-    if module._diff:
-        result["diff"] = [text_diff(dest, out["before"], out["after"])] if out["changed"] else []
-    module.exit_json(**result)
+    _changed, packages, bundles = render_catalog_file(params["source"], dest, output, params["format"])
+    render = {"ocp_version": None, "migrate_level": "none", "files": [dest], "packages": packages,
+              "bundles": bundles}
+    return dict(dest=dest, files=[dest], packages=packages, bundles=bundles, renders=[render], pulled=[])
 
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True,
                            mutually_exclusive=[("template", "source")], required_one_of=[("template", "source")])
-    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
 
 
 if __name__ == "__main__":

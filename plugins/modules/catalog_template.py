@@ -227,33 +227,27 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR, load_fs
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-    commit_files,
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.templates import (
+    add_to_template,
     dump_template,
+    latest_bundle,
     load_template_for_edit,
-    make_diff,
-    read_bytes,
+    remove_from_template,
     template_images,
     template_kind,
     text_format,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR, load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, PublishError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.convert import (
     convert_declcfg,
     convert_fbc_stream,
     dump_basic_template_json,
     dump_basic_template_yaml,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
-    add_bundle,
-    add_bundle_semver,
-    latest_in_channel,
-    remove_bundle,
-    remove_bundle_semver,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import check_template_rewritable
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
 
 def argspec():
@@ -287,84 +281,60 @@ def _convert(params):
         data = read_bytes(src)
         if data is None:
             raise FBCError("convert_from %s not found" % src)
-        tpl = convert_fbc_stream(data)
+        tpl = convert_fbc_stream(data, source=src)
     return dump_basic_template_json(tpl) if params["format"] == "json" else dump_basic_template_yaml(tpl)
 
 
-def _add(module, doc, kind):
-    spec = module.params["add_bundle"]
-    name, package = spec["name"], spec["package"]
-    if spec["bundle_path"]:
-        blob, _csv = render_bundle_dir_blob(spec["bundle_path"])
-        name = name or blob.get("name")
-        package = package or blob.get("package")
-    if kind == "semver":
-        for key in ("replaces", "skips", "skip_range", "name"):
-            if spec[key]:
-                module.fail_json(msg="add_bundle.%s is not supported for semver templates" % key)
-        return add_bundle_semver(doc, spec["image"], spec["channels"])
-    if not name:
-        module.fail_json(msg="add_bundle.name (or add_bundle.bundle_path) is required for basic templates")
-    return add_bundle(doc, spec["image"], name, spec["channels"], replaces=spec["replaces"], skips=spec["skips"],
-                      skip_range=spec["skip_range"], package=package if doc is None else None,
-                      default_channel=spec["default_channel"] if doc is None else None)
+def _edit(params, doc, kind, result):
+    """Apply remove_bundle then add_bundle; return (doc, changed)."""
+    changed = False
+    if params["remove_bundle"]:
+        doc, result["removed"] = remove_from_template(doc, kind, params["remove_bundle"], relink=params["relink"])
+        changed = bool(result["removed"])
+    spec = params["add_bundle"]
+    if spec:
+        doc, added = add_to_template(doc, kind, spec["image"], spec["channels"], name=spec["name"],
+                                     bundle_path=spec["bundle_path"], package=spec["package"],
+                                     replaces=spec["replaces"], skips=spec["skips"], skip_range=spec["skip_range"],
+                                     default_channel=spec["default_channel"])
+        changed = changed or added
+    return doc, changed
 
 
-def _remove(module, doc, kind):
-    removed = []
-    for value in module.params["remove_bundle"]:
-        if kind == "semver":
-            doc, did = remove_bundle_semver(doc, value)
-        else:
-            doc, did = remove_bundle(doc, image=value, name=value, relink=module.params["relink"])
-        if did:
-            removed.append(value)
-    return doc, removed
-
-
-def run_module(module):
+def execute(module):
     params = module.params
     path = params["path"]
     before = read_bytes(path)
     result = dict(changed=False, path=path, created=before is None)
 
     if params["convert_from"]:
-        after = _convert(params).encode("utf-8")
+        after = _convert(params)
         result["template_type"] = "basic"
         result["images"] = template_images(load_template_for_edit(after))
     else:
-        doc = load_template_for_edit(before) if before is not None else None
+        doc = load_template_for_edit(before, source=path) if before is not None else None
         if doc is None and (params["remove_bundle"] or params["latest_in_channel"]):
-            module.fail_json(msg="template %s not found or empty" % path)
+            raise PublishError("template %s not found or empty" % path)
         kind = template_kind(doc) if doc is not None else params["template_type"]
         result["template_type"] = kind
         if params["latest_in_channel"]:
-            if kind != "basic":
-                module.fail_json(msg="latest_in_channel needs a basic template (semver channels are generated "
-                                     "at render time)")
-            result["latest"] = latest_in_channel(doc, params["latest_in_channel"])
+            result["latest"] = latest_bundle(doc, kind, params["latest_in_channel"])
             result["images"] = template_images(doc)
-            module.exit_json(**result)
-        changed = False
-        if params["remove_bundle"]:
-            doc, result["removed"] = _remove(module, doc, kind)
-            changed = bool(result["removed"])
-        if params["add_bundle"]:
-            doc, did = _add(module, doc, kind)
-            changed = changed or did
+            return result
+        doc, changed = _edit(params, doc, kind, result)
         result["images"] = template_images(doc)
         if not changed:
-            module.exit_json(**result)
-        fmt = text_format(before) if before is not None else params["format"]
-        after = dump_template(doc, fmt).encode("utf-8")
+            return result
+        check_template_rewritable(before, path)
+        after = dump_template(doc, text_format(before) if before is not None else params["format"])
 
-    if after != before:
-        result["changed"] = True
-        if module._diff:
-            result["diff"] = make_diff(path, before, after)
-        if not module.check_mode:
-            commit_files([(path, before, after)])
-    module.exit_json(**result)
+    with FileOutput(check_mode=module.check_mode, diff=module._diff) as output:
+        output.write(path, after)
+        output.commit()
+    result["changed"] = output.changed
+    if module._diff and output.diffs:
+        result["diff"] = output.diffs[0]
+    return result
 
 
 def main():
@@ -376,7 +346,7 @@ def main():
         required_one_of=[("add_bundle", "remove_bundle", "convert_from", "latest_in_channel")],
         supports_check_mode=True,
     )
-    run_and_report_errors(module, run_module, yaml_import_error=YAML_IMPORT_ERROR)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
 
 
 if __name__ == "__main__":

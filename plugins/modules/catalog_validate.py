@@ -134,8 +134,19 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.common import run_and_report_errors
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_catalog
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import catalog_version_of, community_checks
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import load_and_validate
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+
+
+class CatalogInvalid(FBCError):
+    """The catalog has problems and fail_on_invalid is set; the result fields go with the failure."""
+
+    def __init__(self, message, result):
+        super().__init__(message)
+        self.result = result
 
 
 def argspec():
@@ -150,40 +161,30 @@ def argspec():
     )
 
 
-def _community(params):
-    """Problems of the community-operators static checks (loads the catalog once more)."""
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.publish import (
-        catalog_version_of,
-        community_checks,
-    )
-    ocp = params["ocp_version"] or catalog_version_of(params["path"])
-    return community_checks(load(params["path"]), ocp, params["allowed_registries"])
-
-
-def run_module(module):
-    path = module.params["path"]
+def execute(module):
+    params = module.params
+    path = params["path"]
     if not os.path.exists(path):
-        module.fail_json(msg="path %s does not exist" % path)
-    res = validate_catalog(path)
+        raise FBCError("path %s does not exist" % path)
+    cfg, res = load_and_validate(path)
     result = dict(changed=False, valid=res.valid, errors=list(res.errors), opm_error=res.opm_error,
                   packages=res.packages, bundles=res.bundles)
-    if module.params["community_checks"]:
+    if params["community_checks"]:
         # nothing to check when the catalog could not even be loaded
-        result["community_errors"] = _community(module.params) if res.packages else []
+        ocp = params["ocp_version"] or catalog_version_of(path)
+        result["community_errors"] = community_checks(cfg, ocp, params["allowed_registries"]) if cfg else []
         result["errors"].extend(result["community_errors"])
         result["valid"] = not result["errors"]
-    if not result["valid"] and module.params["fail_on_invalid"]:
+    if not result["valid"] and params["fail_on_invalid"]:
         errors = result["errors"]
-        msg = "catalog %s is invalid (%d problem%s): %s" % (path, len(errors), "" if len(errors) == 1 else "s",
-                                                            res.opm_error or "; ".join(errors))
-        module.fail_json(msg=msg, **result)
-    module.exit_json(**result)
+        raise CatalogInvalid("catalog %s is invalid (%d problem%s): %s" % (
+            path, len(errors), "" if len(errors) == 1 else "s", res.opm_error or "; ".join(errors)), result)
+    return result
 
 
 def main():
     module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    run_and_report_errors(module, run_module)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""A real OCI registry on loopback: Debian's `docker-registry` (distribution v2.8) with TLS and htpasswd auth.
+"""A real OCI registry on loopback: Debian's `docker-registry` (distribution v2.8) with TLS and htpasswd auth
+(or distribution's token auth, trusting a token server such as testbed.token_server).
 
 Used by the testbed (the demo pushes its catalog image there) and by the registry tests, each with its own
 instance. Install the binaries with scripts/install-registry.sh (apt-get; never from a test).
@@ -6,6 +7,7 @@ instance. Install the binaries with scripts/install-registry.sh (apt-get; never 
 
 import datetime
 import ipaddress
+import json
 import os
 import shutil
 import ssl
@@ -105,12 +107,17 @@ def _write_htpasswd(path: Path, user: str, password: str) -> None:
 
 
 class LocalRegistry:
-    """One registry instance rooted in `directory`: PKI, htpasswd, storage, config and log live there."""
+    """One registry instance rooted in `directory`: PKI, htpasswd, storage, config and log live there.
 
-    def __init__(self, directory: Path, username: str = USERNAME, password: Optional[str] = None):
+    `token_auth` (keys realm, service, issuer, rootcertbundle) switches from htpasswd to distribution's token auth:
+    clients then get Bearer tokens from the realm (username/password are unused).
+    """
+
+    def __init__(self, directory: Path, username: str = USERNAME, password: Optional[str] = None, token_auth: Optional[dict] = None):
         self.root = Path(directory)
         self.username = username
         self.password = password or ("pw-" + os.urandom(12).hex())
+        self.token_auth = token_auth
         self.port = 0
         self.record: Optional[dict] = None
         self.pki: dict = {}
@@ -135,16 +142,28 @@ class LocalRegistry:
     def log(self) -> Path:
         return self.root / "registry.log"
 
+    def ensure_pki(self) -> dict:
+        """Make the instance's CA and 127.0.0.1 server certificate once (a token server may serve with them too)."""
+        if not self.pki:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.pki = make_pki(self.root)
+        return self.pki
+
     def start(self, port: Optional[int] = None, timeout: float = 30.0) -> dict:
         """Write config, start the process detached, wait until /v2/ answers 401; return its process record."""
         if not installed():
             raise RegistryError(f"{REGISTRY_BIN} or htpasswd not found: {INSTALL_HINT}")
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.pki = make_pki(self.root)
-        _write_htpasswd(self.root / "htpasswd", self.username, self.password)
-        pw_file = Path(self.password_file)
-        pw_file.write_text(self.password)
-        pw_file.chmod(0o600)
+        self.ensure_pki()
+        if self.token_auth:
+            auth = "auth:\n  token:\n" + "".join(
+                f"    {key}: {json.dumps(str(self.token_auth[key]))}\n" for key in ("realm", "service", "issuer", "rootcertbundle")
+            )
+        else:
+            _write_htpasswd(self.root / "htpasswd", self.username, self.password)
+            pw_file = Path(self.password_file)
+            pw_file.write_text(self.password)
+            pw_file.chmod(0o600)
+            auth = f"auth:\n  htpasswd:\n    realm: kubeforge-testbed\n    path: {self.root / 'htpasswd'}\n"
         storage = self.root / "storage"
         storage.mkdir(exist_ok=True)
         self.port = port or procs.free_port()
@@ -154,8 +173,7 @@ class LocalRegistry:
             "log:\n  level: warn\n  accesslog:\n    disabled: true\n"
             f"storage:\n  filesystem:\n    rootdirectory: {storage}\n  delete:\n    enabled: true\n"
             f"http:\n  addr: {self.host}\n  secret: {os.urandom(16).hex()}\n"
-            f"  tls:\n    certificate: {self.pki['server.crt']}\n    key: {self.pki['server.key']}\n"
-            f"auth:\n  htpasswd:\n    realm: kubeforge-testbed\n    path: {self.root / 'htpasswd'}\n"
+            f"  tls:\n    certificate: {self.pki['server.crt']}\n    key: {self.pki['server.key']}\n" + auth
         )
         # REGISTRY_* variables would override the config file.
         env_unset = tuple(k for k in os.environ if k.startswith("REGISTRY_"))

@@ -12,29 +12,18 @@ import base64
 import json
 from pathlib import Path
 
+from testdata import COMMUNITY_OPERATORS_PROD, OPM_TESTDATA, data_path
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 
-
-def _repo_root():
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "galaxy.yml").is_file():
-            return parent
-    raise RuntimeError("repository root (galaxy.yml) not found above %s" % here)
-
-
-REPO_ROOT = _repo_root()
-CONFORMANCE = REPO_ROOT.parent / "shared" / "fbc-conformance"
-OPM_TESTDATA = CONFORMANCE / "opm-testdata"
 WRITE_EXPECTED = OPM_TESTDATA / "alpha" / "declcfg" / "write_test_expected"
 LOAD_FIXTURES = OPM_TESTDATA / "alpha" / "declcfg" / "load_test_fixtures"
-COMMUNITY_CATALOGS = CONFORMANCE / "community-operators-prod" / "catalogs"
+COMMUNITY_CATALOGS = COMMUNITY_OPERATORS_PROD / "catalogs"
 
 
 def require_data(path):
-    """Fail (never skip) when shared conformance data is missing."""
-    assert Path(path).exists(), "conformance data missing: %s" % path
-    return Path(path)
+    """Fail (never skip) when committed test data (tests/data) is missing."""
+    return data_path(Path(path))
 
 
 SVG_SMALL_CIRCLE = '<svg viewBox="0 0 100 100"><circle cx="25" cy="25" r="25"/></svg>'

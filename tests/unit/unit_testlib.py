@@ -7,18 +7,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from pathlib import Path
-
-import pytest
+from testdata import data_path
 
 
 def shared_conformance_data():
-    """The shared FBC conformance data (``<repository root>/../shared/fbc-conformance``); fails, never skips, when
-    it is missing."""
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "galaxy.yml").is_file():
-            path = parent.parent / "shared" / "fbc-conformance"
-            if not path.is_dir():
-                pytest.fail("shared conformance data missing: %s" % path)
-            return path
-    pytest.fail("repository root not found")
+    """The FBC conformance data committed under ``tests/data`` (see tests/data/README.md; located by
+    ``tests/testdata.py``); fails, never skips, when it is missing."""
+    return data_path()

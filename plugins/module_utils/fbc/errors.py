@@ -11,11 +11,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 
-class FBCError(Exception):
+# The longest message an FBCError keeps: a safety net behind the per-site excerpts of user input (opm parity
+# messages of normal-sized input are far shorter and pass unchanged).
+MESSAGE_LIMIT = 4096
+
+
+class FBCError(KubeforgeError):
     """Base error; str() is the user-facing message: "<path>: <context>: <opm message>" (parts when known)."""
 
     def __init__(self, message, path=None, context=None):
+        if isinstance(message, str) and len(message) > MESSAGE_LIMIT:
+            message = excerpt(message, MESSAGE_LIMIT)
+        if isinstance(context, str) and len(context) > MESSAGE_LIMIT:
+            context = excerpt(context, MESSAGE_LIMIT)
         self.opm_message = message
         self.path = path
         self.context = context
@@ -39,11 +49,16 @@ class ConvertError(FBCError):
     """One of ConvertToModel's sequential checks failed (message is opm's flat error string)."""
 
 
+def _leaf(sub):
+    """A sub-error's text, bounded like every message."""
+    return excerpt(str(sub), MESSAGE_LIMIT)
+
+
 class ValidationTree(FBCError):
     """model.Validate()'s aggregated error: a message with nested sub-errors, printed as opm's tree."""
 
     def __init__(self, message, sub_errors=None):
-        self.message = message
+        self.message = excerpt(message, MESSAGE_LIMIT) if isinstance(message, str) else message
         self.sub_errors = list(sub_errors or [])
         FBCError.__init__(self, message)
 
@@ -62,7 +77,7 @@ class ValidationTree(FBCError):
             if isinstance(sub, ValidationTree):
                 sub._render(sub_prefix, sub_last, out)
             else:
-                out.append("%s%s\n" % (sub_prefix, sub))
+                out.append("%s%s\n" % (sub_prefix, _leaf(sub)))
 
     def __str__(self):
         out = []
@@ -76,7 +91,7 @@ class ValidationTree(FBCError):
             if isinstance(sub, ValidationTree):
                 result.extend(sub.leaves())
             else:
-                result.append(str(sub))
+                result.append(_leaf(sub))
         return result
 
     def messages(self):
@@ -86,7 +101,7 @@ class ValidationTree(FBCError):
             if isinstance(sub, ValidationTree):
                 result.extend(sub.messages())
             else:
-                result.append(str(sub))
+                result.append(_leaf(sub))
         return result
 
 
@@ -116,3 +131,18 @@ class MigrationError(FbcTemplateError):
 
 class ReleaseConfigError(FbcTemplateError):
     """Invalid ci.yaml fbc section, release-config.yaml or template edit request."""
+
+
+class PublishError(FBCError):
+    """Bad module input or a failed repository operation (message is user-facing)."""
+
+
+def decode_utf8(data, source=None, error=LoadError):
+    """Decode input bytes as strict UTF-8 (str passes through); raise ``error`` naming ``source`` and the byte offset
+    of the first invalid byte, never replacing it with U+FFFD. The offset is only computed on failure."""
+    if isinstance(data, str):
+        return data
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error("invalid UTF-8 at byte %d" % e.start, path=source) from None

@@ -14,6 +14,8 @@ __metaclass__ = type
 import functools
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote
+
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")
 _UINT64_MAX = (1 << 64) - 1
@@ -21,51 +23,6 @@ _UINT64_MAX = (1 << 64) - 1
 
 class SemverError(ValueError):
     """A blang/semver parse error; str() is the Go error text."""
-
-
-_PLAIN_ASCII_RE = re.compile(r'[\x20\x21\x23-\x5b\x5d-\x7e]*\Z')
-
-
-def go_quote(s):
-    """Go's strconv.Quote (the %q verb) for a Python str."""
-    if _PLAIN_ASCII_RE.match(s):
-        return '"' + s + '"'
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif 0x20 <= o < 0x7F:
-            out.append(ch)
-        elif ch == "\a":
-            out.append("\\a")
-        elif ch == "\b":
-            out.append("\\b")
-        elif ch == "\f":
-            out.append("\\f")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\v":
-            out.append("\\v")
-        elif o < 0x80:
-            out.append("\\x%02x" % o)
-        elif ch.isprintable():
-            out.append(ch)
-        elif 0xD800 <= o <= 0xDFFF:
-            # Lone surrogates cannot exist in valid UTF-8; Go would have replaced them with U+FFFD.
-            out.append("\\ufffd")
-        elif o < 0x10000:
-            out.append("\\u%04x" % o)
-        else:
-            out.append("\\U%08x" % o)
-    out.append('"')
-    return "".join(out)
 
 
 _ONLY = {id(_NUMBERS): re.compile(r"[0-9]*\Z"), id(_ALPHANUM): re.compile(r"[0-9A-Za-z-]*\Z")}

@@ -10,7 +10,7 @@ contract, so when kubernetes.core changes, only this package (and its unit tests
 Submodules:
 
 - ``args``: auth/wait argument specs (auth is a deep copy of kubernetes.core's ``AUTH_ARG_SPEC``);
-- ``errors``: ``KubeforgeError`` (a kubernetes.core ``CoreException``) and ``ResourceTimeoutError``;
+- ``errors``: ``K8sError`` (a kubernetes.core ``CoreException``) and ``ResourceTimeoutError``;
 - ``client``: dynamic client creation, server-side dry run, resource lookup with discovery-cache invalidation;
 - ``objects``: get/create/apply/patch/delete helpers returning ``(changed, before, after)``;
 - ``watch``: ``watch_until`` (list + watch with re-list on 410 Gone and a monotonic deadline);

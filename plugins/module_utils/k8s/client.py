@@ -15,7 +15,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient, get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 
 try:
     from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
@@ -47,12 +47,12 @@ def get_client(module=None, **auth):
     """
     try:
         return get_api_client(module=module, **auth)
-    except KubeforgeError:
+    except K8sError:
         raise
     except CoreException as exc:
-        raise KubeforgeError(str(exc)) from exc
+        raise K8sError(str(exc)) from exc
     except Exception as exc:  # kubeconfig parse errors, missing files, ...
-        raise KubeforgeError(f"Could not create API client: {exc}") from exc
+        raise K8sError(f"Could not create API client: {exc}") from exc
 
 
 def build_configuration(module=None, **auth):
@@ -64,7 +64,7 @@ def build_configuration(module=None, **auth):
     try:
         configuration = _core_client._create_configuration(auth_spec)
     except Exception as exc:
-        raise KubeforgeError(f"Could not create API client configuration: {exc}") from exc
+        raise K8sError(f"Could not create API client configuration: {exc}") from exc
     headers = _core_client._create_headers(module, **auth)
     return configuration, headers
 
@@ -93,7 +93,7 @@ def find_resource(client, kind, api_version, refresh_on_miss=True):
     """Return the dynamic ``Resource`` for ``kind``/``api_version``.
 
     On a miss, the discovery cache is invalidated once and the lookup retried (a CRD may have been created after
-    the cache was written). Raises ``KubeforgeError`` if the kind is still unknown or ambiguous.
+    the cache was written). Raises ``K8sError`` if the kind is still unknown or ambiguous.
     """
     lookup = client.resource if isinstance(client, K8SClient) else _lookup_on_dynamic(client)
     try:
@@ -116,4 +116,4 @@ def _lookup_on_dynamic(dyn):
 
 
 def _not_found(kind, api_version):
-    return KubeforgeError(f"Failed to find exact match for {api_version}.{kind} by [kind, name, singularName, shortNames]")
+    return K8sError(f"Failed to find exact match for {api_version}.{kind} by [kind, name, singularName, shortNames]")

@@ -9,23 +9,31 @@ __metaclass__ = type
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import (  # noqa: F401  (re-exported)
+    KubeforgeError,
+    api_error_message,
+    api_error_status,
+)
 
-class KubeforgeError(CoreException):
-    """Error raised by our module_utils; ``fail_from_exception`` turns it into ``fail_json``.
 
-    It subclasses kubernetes.core's ``CoreException`` so code that handles kubernetes.core errors handles ours too.
+class K8sError(KubeforgeError, CoreException):
+    """A Kubernetes API or adapter error; the runner turns it into ``fail_json``.
+
+    Also a kubernetes.core ``CoreException``, so code that handles kubernetes.core errors handles ours too.
     ``result`` carries partial results (merged into the failure output); ``status`` is the HTTP status of an
     underlying API error, if any.
     """
 
     def __init__(self, message="", result=None, status=None):
-        super().__init__(message)
+        super().__init__(message, result=result)
         self.msg = message
-        self.result = dict(result or {})
         self.status = status
 
+    def failure_fields(self):
+        return {"status": self.status} if isinstance(self.status, int) else {}
 
-class ResourceTimeoutError(KubeforgeError):
+
+class ResourceTimeoutError(K8sError):
     """A wait did not succeed before its deadline.
 
     ``last_object`` is the last state seen (a dict, or None if the object did not exist), also returned to the
@@ -40,28 +48,3 @@ class ResourceTimeoutError(KubeforgeError):
         super().__init__(message, result=result)
         self.last_object = last_object
         self.duration = duration
-
-
-def api_error_status(exc):
-    """Return the HTTP status of a kubernetes ``ApiException``-like error, else None."""
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
-def api_error_message(exc):
-    """A readable message for an API error: the ``message`` of the Status body when there is one."""
-    import json
-
-    body = getattr(exc, "body", None)
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str) and body:
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            return body
-        if isinstance(parsed, dict) and parsed.get("message"):
-            return parsed["message"]
-        return body
-    reason = getattr(exc, "reason", None)
-    return str(reason) if reason else str(exc)

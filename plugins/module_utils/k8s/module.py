@@ -9,29 +9,22 @@ Typical module ``main()``::
         module = KubeforgeModule(argument_spec=argspec(), wait=True, supports_check_mode=True)
         module.run(execute)          # execute(module) -> dict of results; exceptions become fail_json
 
-``module.client`` is kubernetes.core's ``K8SClient`` (server-side dry run in check mode); ``module.resource(kind,
-api_version)`` finds a resource, refreshing the discovery cache once on a miss.
+``run`` is ``runner.run_module``, the contract every module follows. ``module.client`` is kubernetes.core's
+``K8SClient`` (server-side dry run in check mode); ``module.resource(kind, api_version)`` finds a resource,
+refreshing the discovery cache once on a miss.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_text
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
-    KubeforgeError,
-    api_error_message,
-    api_error_status,
-)
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import failure_from_exception, run_module
 
 
 class KubeforgeModule(AnsibleK8SModule):
@@ -76,41 +69,8 @@ class KubeforgeModule(AnsibleK8SModule):
         return True, watch_until(self.client, api_version, kind, name, namespace, predicate, timeout)
 
     def run(self, execute):
-        """Call ``execute(self)``, ``exit_json`` with its result dict, ``fail_json`` on errors."""
-        try:
-            result = execute(self)
-        except Exception as exc:  # mapped to fail_json here, and only here
-            self.fail_from_exception(exc)
-        else:
-            self.exit_json(**(result or {}))
+        """``runner.run_module(self, execute)``: exit with ``execute(self)``'s result dict, fail on errors."""
+        run_module(self, execute)
 
     def fail_from_exception(self, exception):
-        return fail_from_exception(self, exception)
-
-
-def failure_from_exception(exception):
-    """Build the ``fail_json`` keyword arguments for ``exception`` (pure; secrets are never included).
-
-    ``KubeforgeError.result`` is merged (partial results such as the last seen object on timeouts); API errors add
-    ``status`` and ``reason``.
-    """
-    if isinstance(exception, (KubeforgeError, CoreException)):
-        msg = to_text(exception)
-    else:
-        msg = api_error_message(exception) if api_error_status(exception) else to_text(exception)
-    failure = {}
-    failure.update(getattr(exception, "result", None) or {})
-    failure["msg"] = msg or exception.__class__.__name__
-    status = getattr(exception, "status", None)
-    if isinstance(status, int):
-        failure["status"] = status
-    reason = getattr(exception, "reason", None)
-    if reason and not isinstance(exception, KubeforgeError):
-        failure["reason"] = to_text(reason)
-    failure["exception"] = "".join(traceback.format_exception(type(exception), exception, exception.__traceback__))
-    return failure
-
-
-def fail_from_exception(module, exception):
-    """Fail ``module`` (``KubeforgeModule``, ``AnsibleK8SModule`` or ``AnsibleModule``) from ``exception``."""
-    return module.fail_json(**failure_from_exception(exception))
+        return self.fail_json(**failure_from_exception(exception))

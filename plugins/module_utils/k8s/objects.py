@@ -5,7 +5,7 @@
 
 ``before`` / ``after`` are plain dicts (``None`` when the object does not exist) suitable for Ansible's ``diff``.
 All mutating calls go through kubernetes.core's ``K8SClient``, which adds ``dry_run=All`` in check mode, so
-``after`` is what the API server *would* store. API errors become ``KubeforgeError``.
+``after`` is what the API server *would* store. API errors become ``K8sError``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +16,7 @@ import copy
 from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
-    KubeforgeError,
+    K8sError,
     api_error_message,
     api_error_status,
 )
@@ -109,11 +109,11 @@ def apply_object(client, resource, definition, field_manager, force_conflicts=Fa
 def patch_object(client, resource, name, patch, namespace=None, patch_type="merge"):
     """Patch an existing object; ``patch_type`` is ``merge``, ``strategic-merge`` or ``json``.
 
-    Raises ``KubeforgeError`` (status 404) if the object does not exist.
+    Raises ``K8sError`` (status 404) if the object does not exist.
     """
     before = get_object(client, resource, name, namespace)
     if before is None:
-        raise KubeforgeError(f"{_kind(resource)} {_ref(name, namespace)} not found", status=404)
+        raise K8sError(f"{_kind(resource)} {_ref(name, namespace)} not found", status=404)
     content_type = f"application/{patch_type}-patch+json"
     try:
         after = to_dict(client.patch(resource, patch, name=name, namespace=namespace, content_type=content_type))
@@ -155,7 +155,7 @@ def _ref(name, namespace):
 
 
 def _api_error(action, resource, name, exc):
-    return KubeforgeError(
+    return K8sError(
         f"Failed to {action} {_kind(resource)} {name}: {api_error_message(exc)}",
         status=api_error_status(exc),
     )

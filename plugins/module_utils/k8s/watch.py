@@ -27,7 +27,7 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
-    KubeforgeError,
+    K8sError,
     ResourceTimeoutError,
     api_error_message,
     api_error_status,
@@ -74,7 +74,7 @@ def watch_until(
 
     ``client`` is a kubernetes.core ``K8SClient`` (or a dynamic client); ``resource`` may be passed to skip
     discovery. ``timeout`` is in seconds. Raises ``ResourceTimeoutError`` (with ``last_object``) on timeout and
-    ``KubeforgeError`` on API errors other than 410 Gone. ``clock`` and ``watcher_factory`` exist for tests.
+    ``K8sError`` on API errors other than 410 Gone. ``clock`` and ``watcher_factory`` exist for tests.
     """
     if resource is None:
         resource = find_resource(client, kind, api_version)
@@ -123,7 +123,7 @@ def watch_until(
                         break
                 if clock() >= deadline:
                     break
-        except KubeforgeError:
+        except K8sError:
             raise
         except Exception as exc:
             if api_error_status(exc) != HTTP_GONE:
@@ -171,7 +171,7 @@ def _apply_event(event):
         if code == HTTP_GONE:
             return _GONE
         message = raw.get("message") if isinstance(raw, dict) else raw
-        raise KubeforgeError(f"Watch error: {message}", status=code)
+        raise K8sError(f"Watch error: {message}", status=code)
     if event_type == "DELETED":
         return None
     if event_type in ("ADDED", "MODIFIED"):
@@ -190,7 +190,7 @@ def _ref(name, namespace):
 
 
 def _wait_error(action, kind, name, exc):
-    return KubeforgeError(
+    return K8sError(
         f"Failed to {action} {kind} {name} while waiting: {api_error_message(exc)}",
         status=api_error_status(exc),
     )

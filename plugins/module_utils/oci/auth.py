@@ -79,6 +79,8 @@ def load_docker_config(path=None, missing_ok=True):
     try:
         with open(path, "rb") as f:
             data = json.loads(f.read().decode("utf-8") or "{}")
+    except UnicodeDecodeError as e:
+        raise DockerConfigError("docker config %s: invalid UTF-8 at byte %d" % (path, e.start)) from None
     except (OSError, ValueError) as e:
         raise DockerConfigError("cannot read docker config %s: %s" % (path, type(e).__name__)) from None
     if not isinstance(data, dict):

@@ -17,12 +17,14 @@ __metaclass__ = type
 
 import hashlib
 import json
+import re
 import socket
 import ssl
 from urllib.error import HTTPError, URLError
 from urllib.parse import quote, urlencode, urljoin, urlsplit, urlunsplit
 from urllib.request import HTTPSHandler, ProxyHandler, Request, build_opener
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import (
     Credentials,
     pick_challenge,
@@ -76,11 +78,16 @@ def verify_digest(data, digest, what="content"):
         raise DigestMismatchError("%s digest mismatch: expected %s, got %s:%s" % (what, digest, algo, actual))
 
 
+_PLATFORM_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?\Z")
+
+
 def parse_platform(platform):
     """``"linux/arm64/v8"`` → ``{"os": "linux", "architecture": "arm64", "variant": "v8"}``."""
-    parts = (platform or DEFAULT_PLATFORM).split("/")
-    if len(parts) < 2 or not all(parts):
-        raise ValueError("invalid platform %r: expected os/arch[/variant]" % platform)
+    platform = platform or DEFAULT_PLATFORM
+    if not isinstance(platform, str) or not _PLATFORM_RE.match(platform):
+        # also refuses line breaks and other characters that have no place in an image config or index
+        raise ValueError("invalid platform %r: expected os/arch[/variant]" % excerpt(str(platform)))
+    parts = platform.split("/")
     out = {"os": parts[0], "architecture": parts[1]}
     if len(parts) > 2:
         out["variant"] = parts[2]
@@ -109,6 +116,21 @@ def select_platform(index, platform=DEFAULT_PLATFORM):
         if exact:
             return exact[0]
     return candidates[0]
+
+
+def _scope_actions(scopes):
+    """``["repository:a/b:pull,push repository:c:pull"]`` -> ``{("repository", "a/b"): {"pull", "push"}, ...}``."""
+    out = {}
+    for scope in scopes:
+        for part in (scope or "").split():
+            kind, _sep, rest = part.partition(":")
+            name, _sep, actions = rest.rpartition(":")
+            out.setdefault((kind, name), set()).update(a for a in actions.split(",") if a)
+    return out
+
+
+def _insufficient_scope(params):
+    return (params or {}).get("error") == "insufficient_scope"
 
 
 def _strip_query(url):
@@ -242,6 +264,12 @@ class RegistryClient:
                     % self.registry, registry=self.registry, repository=repository)
             self._scheme = "basic"
             return True
+        if attempt_had_auth and self._scheme == "bearer" and _insufficient_scope(params):
+            have = _scope_actions(scopes)
+            if all(acts <= have.get(res, set()) for res, acts in _scope_actions([params.get("scope")]).items()):
+                # the token was requested for everything the registry wants, yet lacks some of it: the token server
+                # granted less (the user lacks that access) and would do so again
+                return False
         self._scheme = "bearer"
         self._bearer = params
         wanted = set(scopes)
@@ -291,7 +319,13 @@ class RegistryClient:
         if detail:
             base += " (%s)" % detail
         cls = RegistryError
-        if status == 401:
+        challenge = pick_challenge(e.headers.get("WWW-Authenticate") or "") if status == 401 and e.headers else None
+        if challenge and challenge[0] == "bearer" and _insufficient_scope(challenge[1]):
+            cls = AuthenticationError
+            base += ": access denied, the token server did not grant %s the scope %s (insufficient_scope)" % (
+                "user %s" % self.credentials.username if self.credentials else "anonymous access",
+                challenge[1].get("scope") or "this request")
+        elif status == 401:
             cls = AuthenticationError
             base += ": authentication failed, check the username/password or docker config"
         elif status == 403:

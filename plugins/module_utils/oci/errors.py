@@ -13,6 +13,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+
 _SECRET_PATTERNS = [
     # Authorization: Basic xxx / Bearer xxx (headers echoed back by proxies or servers)
     (re.compile(r"(?i)(authorization\s*[:=]\s*)(basic|bearer)?\s*[^\s,;\"']+"), r"\1<redacted>"),
@@ -25,6 +27,8 @@ _SECRET_PATTERNS = [
     ),
     # user:password@host in URLs
     (re.compile(r"(?i)(\w+://)[^/@\s:]+:[^/@\s]+@"), r"\1<redacted>@"),
+    # user:password@host/repo in scheme-less image references
+    (re.compile(r"(?<![\w.:/@-])[^\s/@:'\"]+:[^\s/@'\"]+@(?=[A-Za-z0-9.-]+(?::[0-9]+)?/)"), "<redacted>@"),
 ]
 
 
@@ -44,7 +48,7 @@ def redact(text, secrets=None):
     return text
 
 
-class OCIError(Exception):
+class OCIError(KubeforgeError):
     """Base class of every error raised by ``module_utils.oci``.
 
     Attributes ``registry``, ``repository``, ``status`` (HTTP status or ``None``) and ``reason`` (short text) are
@@ -61,6 +65,9 @@ class OCIError(Exception):
 
     def __str__(self):
         return self.message
+
+    def failure_fields(self):
+        return {"registry": self.registry, "repository": self.repository, "status": self.status}
 
     def __repr__(self):
         return "%s(%r)" % (type(self).__name__, self.message)

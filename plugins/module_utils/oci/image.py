@@ -22,9 +22,12 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import tarfile
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
     DEFAULT_PLATFORM,
     DOCKER_CONFIG,
@@ -330,44 +333,75 @@ def push_image(client, ref, image, check_mode=False):
     return True, stats
 
 
-def write_oci_layout(image, directory, tag=None):
-    """Write ``image`` as an OCI image layout in ``directory`` (created if needed). Returns ``changed``.
+OCI_LAYOUT_FILE = b'{"imageLayoutVersion":"1.0.0"}'
+_SHA256_DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
-    ``index.json`` gets one manifest descriptor, annotated with ``org.opencontainers.image.ref.name`` = ``tag``.
-    """
-    changed = False
-    blob_dir = os.path.join(directory, "blobs", "sha256")
-    os.makedirs(blob_dir, exist_ok=True)
 
-    def put(path, data):
-        if os.path.exists(path):
-            with open(path, "rb") as f:
-                if f.read() == data:
-                    return False
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        return True
-
-    def put_blob(digest, data_or_fn):
-        path = os.path.join(blob_dir, digest.split(":", 1)[1])
-        if os.path.exists(path):
-            with open(path, "rb") as f:
-                if "sha256:" + hashlib.sha256(f.read()).hexdigest() == digest:
-                    return False
-        data = data_or_fn() if callable(data_or_fn) else data_or_fn
-        return put(path, data)
-
-    changed |= put(os.path.join(directory, "oci-layout"), b'{"imageLayoutVersion":"1.0.0"}')
-    for desc in image.base_layers:
-        changed |= put_blob(desc["digest"], lambda d=desc["digest"]: image.base.fetch_blob(d))
-    for digest, data in sorted(image.blobs.items()):
-        changed |= put_blob(digest, data)
-    changed |= put_blob(image.digest, image.manifest_bytes)
+def oci_index(image, tag=None):
+    """The ``index.json`` of a layout holding ``image``: one manifest descriptor, annotated with
+    ``org.opencontainers.image.ref.name`` = ``tag`` when given."""
     desc = {"mediaType": image.media_type, "digest": image.digest, "size": len(image.manifest_bytes)}
     if tag:
         desc["annotations"] = {"org.opencontainers.image.ref.name": tag}
-    index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [desc]}
-    changed |= put(os.path.join(directory, "index.json"), canonical_json(index))
+    return {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [desc]}
+
+
+def layout_blob_path(directory, digest):
+    """``<directory>/blobs/sha256/<hex>`` for a sha256 ``digest``; anything else (a digest from a registry's manifest
+    that is not 64 lower-case hex, which could name a path outside the layout) raises ImageBuildError."""
+    if not isinstance(digest, str) or not _SHA256_DIGEST_RE.match(digest):
+        raise ImageBuildError("OCI layout %s: unsupported blob digest %s (sha256 expected)"
+                              % (directory, excerpt(repr(digest), 100)))
+    return os.path.join(directory, "blobs", "sha256", digest[len("sha256:"):])
+
+
+def layout_has_blob(directory, digest):
+    """True when the layout holds the blob ``digest`` with content of that digest (a blob of the right name but other
+    content, e.g. truncated, is not counted)."""
+    path = layout_blob_path(directory, digest)
+    if not os.path.isfile(path):
+        return False
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest() == digest
+
+
+def layout_blobs(image):
+    """``[(digest, bytes or a function returning them)]`` of every blob a layout of ``image`` holds: the base layers
+    (fetched only when written), the new config and layer, and the manifest."""
+    out = [(desc["digest"], lambda d=desc["digest"]: image.base.fetch_blob(d)) for desc in image.base_layers]
+    out.extend(sorted(image.blobs.items()))
+    out.append((image.digest, image.manifest_bytes))
+    seen = set()
+    return [(d, data) for d, data in out if not (d in seen or seen.add(d))]
+
+
+def write_oci_layout(image, directory, tag=None, output=None):
+    """Write ``image`` as an OCI image layout in ``directory`` (created if needed). Returns ``changed``.
+
+    ``index.json`` gets one manifest descriptor, annotated with ``org.opencontainers.image.ref.name`` = ``tag``.
+
+    Every file goes through ``files.FileOutput`` (unique, exclusively created temporary names; fsync and atomic
+    rename). ``output``: the caller's FileOutput, in which ``oci-layout`` and ``index.json`` are staged (the caller
+    commits them; its check mode and diffs apply); None: one of our own, committed here. Blobs are
+    content-addressed: one already present with the right digest is skipped; missing ones are written and renamed
+    into place before ``index.json`` is staged, so an index never names a missing blob. In check mode no blob is
+    fetched or written: a missing one only counts as a change.
+    """
+    if output is None:
+        with FileOutput() as own:
+            changed = write_oci_layout(image, directory, tag=tag, output=own)
+            own.commit()
+        return changed
+    missing = [(d, data) for d, data in layout_blobs(image) if not layout_has_blob(directory, d)]
+    changed = bool(missing)
+    if missing and not output.check_mode:
+        with FileOutput() as blobs:
+            for digest, data in missing:
+                blobs.write(layout_blob_path(directory, digest), data() if callable(data) else data)
+            blobs.commit()
+    changed |= output.write(os.path.join(directory, "oci-layout"), OCI_LAYOUT_FILE)
+    changed |= output.write(os.path.join(directory, "index.json"), canonical_json(oci_index(image, tag)))
     return changed

@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import InvalidReferenceError
 
 DOCKER_HUB = "docker.io"
@@ -85,6 +86,30 @@ class ImageReference:
         return hash(str(self))
 
 
+CREDENTIALS_MESSAGE = "image reference must not contain credentials (user:password@)"
+
+
+def has_credentials(ref):
+    """True when ``ref`` carries URL-style user info (``user:password@host/repo``, ``user@host``,
+    ``scheme://user@...``). A digest (``repo@sha256:...``) never contains ``/`` or ``@`` after its ``@``."""
+    at = ref.find("@")
+    if at < 0:
+        return False
+    head, tail = ref[:at], ref[at + 1:]
+    if "://" in head or "/" in tail or "@" in tail:
+        return True
+    # ``user[:password]@registry[:port]`` without a path: no repository before the @, and no digest after it
+    return "/" not in head and (":" not in tail or ":" in head and not _DIGEST_RE.match(tail))
+
+
+def _shown(text):
+    """``repr`` of (part of) a reference for an error message: ``user:password@`` masked, length bounded."""
+    at = text.find("@")
+    if at >= 0 and ("/" not in text[:at] or "://" in text[:at]):
+        text = "<redacted>@" + text[at + 1:]
+    return repr(excerpt(text))
+
+
 def _split_domain(name):
     parts = name.split("/", 1)
     if len(parts) == 2 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost" or parts[0] != parts[0].lower()):
@@ -101,43 +126,45 @@ def parse_reference(ref, default_tag=DEFAULT_TAG):
     """
     if not isinstance(ref, str) or not ref:
         raise InvalidReferenceError("invalid image reference %r: empty" % (ref,))
+    if has_credentials(ref):
+        raise InvalidReferenceError("invalid image reference: " + CREDENTIALS_MESSAGE)
     if len(ref) > 4096 or any(c.isspace() for c in ref):
-        raise InvalidReferenceError("invalid image reference %r: contains whitespace or is too long" % ref)
+        raise InvalidReferenceError("invalid image reference %s: contains whitespace or is too long" % _shown(ref))
     if "://" in ref:
-        raise InvalidReferenceError("invalid image reference %r: must not contain a URL scheme" % ref)
+        raise InvalidReferenceError("invalid image reference %s: must not contain a URL scheme" % _shown(ref))
     rest = ref
     digest = None
     if "@" in rest:
         rest, digest = rest.split("@", 1)
         if not _DIGEST_RE.match(digest):
-            raise InvalidReferenceError("invalid image reference %r: bad digest %r" % (ref, digest))
+            raise InvalidReferenceError("invalid image reference %s: bad digest %s" % (_shown(ref), _shown(digest)))
         if digest.startswith("sha256:") and not _SHA256_RE.match(digest):
-            raise InvalidReferenceError("invalid image reference %r: sha256 digest must be 64 lower-case hex" % ref)
+            raise InvalidReferenceError("invalid image reference %s: sha256 digest must be 64 lower-case hex" % _shown(ref))
     tag = None
     slash = rest.rfind("/")
     colon = rest.rfind(":")
     if colon > slash:
         rest, tag = rest[:colon], rest[colon + 1:]
         if not _TAG_RE.match(tag):
-            raise InvalidReferenceError("invalid image reference %r: bad tag %r" % (ref, tag))
+            raise InvalidReferenceError("invalid image reference %s: bad tag %s" % (_shown(ref), _shown(tag)))
     registry, path = _split_domain(rest)
     if registry != DOCKER_HUB:
         if not _HOST_RE.match(registry):
-            raise InvalidReferenceError("invalid image reference %r: bad registry host %r" % (ref, registry))
+            raise InvalidReferenceError("invalid image reference %s: bad registry host %s" % (_shown(ref), _shown(registry)))
         if registry in ("index.docker.io", "registry-1.docker.io"):
             registry = DOCKER_HUB
     if not path:
-        raise InvalidReferenceError("invalid image reference %r: missing repository" % ref)
+        raise InvalidReferenceError("invalid image reference %s: missing repository" % _shown(ref))
     for component in path.split("/"):
         if not _PATH_COMPONENT_RE.match(component):
             raise InvalidReferenceError(
-                "invalid image reference %r: repository component %r must be lower-case alphanumerics with "
-                "separators" % (ref, component)
+                "invalid image reference %s: repository component %s must be lower-case alphanumerics with "
+                "separators" % (_shown(ref), _shown(component))
             )
     if registry == DOCKER_HUB and "/" not in path:
         path = "library/" + path
     if len(registry) + 1 + len(path) > 255:
-        raise InvalidReferenceError("invalid image reference %r: repository name longer than 255" % ref)
+        raise InvalidReferenceError("invalid image reference %s: repository name longer than 255" % _shown(ref))
     if tag is None and digest is None:
         tag = default_tag
     return ImageReference(registry, path, tag, digest)

@@ -1,5 +1,5 @@
-"""The catalog_* modules end to end: ansible-playbook (subprocess, connection local) on copies of the shared
-community-operators-prod data, and catalog_release against real git repositories created with ``git init``."""
+"""The catalog_* modules end to end: ansible-playbook (subprocess, connection local) on copies of the committed
+community-operators-prod data (tests/data), and catalog_release against real git repositories created with ``git init``."""
 
 import base64
 import json
@@ -9,20 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
+from testdata import data_path
 
 ROOT = Path(__file__).resolve().parents[3]
 
-
-def _shared():
-    path = ROOT.parent / "shared" / "fbc-conformance"
-    if not path.is_dir():
-        pytest.fail("shared conformance data missing: %s" % path)
-    return path
-
-
-PROD = _shared() / "community-operators-prod"
+PROD = data_path("community-operators-prod")
 CATALOGS = PROD / "catalogs"
 OPERATORS = PROD / "operators"
 REG = "quay.io/community-operator-pipeline-prod"
@@ -257,7 +249,7 @@ def git(repo, *args):
 
 
 def make_repo(tmp_path, op):
-    """community-operators-prod-shaped repository with one operator (files copied from the shared data)."""
+    """community-operators-prod-shaped repository with one operator (files copied from tests/data)."""
     root = tmp_path / "community-operators-prod"
     shutil.copytree(OPERATORS / op, root / "operators" / op)
     for cat in sorted(CATALOGS.iterdir()):

@@ -39,6 +39,44 @@ def registry(tmp_path_factory):
         reg.stop()
 
 
+class TokenRegistry(Registry):
+    """A registry with distribution's token auth; ``tokens`` is its :class:`testbed.token_server.TokenServer`
+    (users ``pusher``: push/pull ``kubeforge/*``, ``reader``: pull only)."""
+
+    tokens = None
+
+    def client(self, user="pusher", password=None, **kw):
+        from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
+
+        kw.setdefault("credentials", Credentials(user, self.tokens.users[user] if password is None else password))
+        return super().client(**kw)
+
+
+@pytest.fixture(scope="session")
+def token_registry(tmp_path_factory):
+    """docker-registry with ``auth: token`` (own storage and port) and an in-process HTTPS token server sharing its
+    PKI; both stopped at the end of the session."""
+    from testbed.token_server import TokenServer
+
+    if not installed():
+        pytest.fail("docker-registry or htpasswd is not installed: " + INSTALL_HINT, pytrace=False)
+    reg = TokenRegistry(tmp_path_factory.mktemp("oci-token-registry"))
+    pki = reg.ensure_pki()
+    users = {"pusher": "push-Pa55-" + os.urandom(6).hex(), "reader": "read-Pa55-" + os.urandom(6).hex()}
+    reg.tokens = TokenServer(reg.root / "token-server", users, pki["server.crt"], pki["server.key"])
+    try:
+        try:
+            reg.tokens.start()
+            reg.token_auth = reg.tokens.registry_auth
+            reg.start()
+        except RegistryError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        yield reg
+    finally:
+        reg.stop()
+        reg.tokens.stop()
+
+
 @pytest.fixture(scope="session")
 def opm_base(registry, tmp_path_factory):
     """A stand-in for quay.io/operator-framework/opm: one layer with bin/opm, pushed to <registry>/operator-framework/opm."""

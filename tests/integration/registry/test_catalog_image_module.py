@@ -5,10 +5,12 @@ import os
 import subprocess
 import sys
 
+from testdata import data_path
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-FBC_DIR = "/work/shared/fbc-conformance/community-operators-prod/catalogs/v4.20/kube-green"
+FBC_DIR = str(data_path("community-operators-prod", "catalogs", "v4.20", "kube-green"))
 
 PLAYBOOK = """
 - hosts: localhost

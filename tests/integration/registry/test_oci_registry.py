@@ -8,6 +8,7 @@ import tarfile
 
 import pytest
 import yaml
+from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
@@ -38,9 +39,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull impor
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 
-CONFORMANCE = "/work/shared/fbc-conformance"
-FBC_DIR = os.path.join(CONFORMANCE, "community-operators-prod/catalogs/v4.20/kube-green")
-BUNDLE_DIR = os.path.join(CONFORMANCE, "opm-testdata/alpha/action/testdata/foo-bundle-v0.2.0")
+FBC_DIR = str(data_path("community-operators-prod", "catalogs", "v4.20", "kube-green"))
+BUNDLE_DIR = str(data_path("opm-testdata", "alpha", "action", "testdata", "foo-bundle-v0.2.0"))
 
 
 def _same_tree(a, b):

@@ -9,9 +9,12 @@ __metaclass__ = type
 
 import json
 import os
+import re
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import atomic_write
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, WriteError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import write_file
 
 DEFAULT_IMAGE = "quay.io/operator-framework/opm:latest"
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
@@ -53,6 +56,40 @@ LABEL {label}=/configs
 """
 
 
+# C0 controls (newline, carriage return, NUL, ...), DEL and the Unicode line separators: a Dockerfile has no escape for
+# them, and a newline would let a value start a new instruction (``RUN ...``).
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def check_line_safe(field, value):
+    """Refuse a string that cannot be written on one Dockerfile line; returns ``value``."""
+    if not isinstance(value, str):
+        raise FBCError("%s must be a string" % field)
+    m = _CONTROL_RE.search(value)
+    if m:
+        raise FBCError("%s must not contain a line break or control character (%s at character %d)"
+                       % (field, json.dumps(m.group()), m.start()))
+    return value
+
+
+def _quote_label(text):
+    """A label key/value inside the double quotes opm writes. opm does not escape at all, so a ``"`` or ``\\`` would
+    end the string early (letting a value smuggle in more labels); Dockerfile double-quoted strings take ``\\"``
+    and ``\\\\``. Text without either (the normal case) is written exactly as opm writes it."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def check_image(field, image):
+    """A base/builder image: no credentials, one line, and a valid image reference (``scratch`` allowed)."""
+    if image == "scratch":
+        return image
+    try:
+        check_image_reference(image, field)
+    except ValueError as e:
+        raise FBCError(str(e)) from None
+    return image
+
+
 def parse_labels(values):
     """-l/--extra-labels: repeatable key=value items (comma lists allowed); later keys win."""
     labels = {}
@@ -78,6 +115,14 @@ def generate_dockerfile(index_dir, base_image=DEFAULT_IMAGE, builder_image=None,
         raise FBCError("base image is unset")
     if not index_dir:
         raise FBCError("index directory is unset")
+    check_line_safe("index directory", index_dir)
+    check_image("base image", base_image)
+    check_image("builder image", builder_image)
+    for key, value in (extra_labels or {}).items():
+        check_line_safe("label key", key)
+        check_line_safe("label %s" % json.dumps(excerpt(key)), value)
+        if not key:
+            raise FBCError("label key must not be empty")
     text = _HEADER.format(builder=builder_image, index_dir=index_dir, base=base_image)
     text += _SCRATCH_BASE if base_image == "scratch" else _OPM_BASE
     text += _TRAILER.format(label=CONFIGS_LABEL)
@@ -85,7 +130,7 @@ def generate_dockerfile(index_dir, base_image=DEFAULT_IMAGE, builder_image=None,
     if labels:
         text += "\n# Set other custom labels\n"
         for key in sorted(labels):
-            text += 'LABEL "%s"="%s"\n' % (key, labels[key])
+            text += 'LABEL "%s"="%s"\n' % (_quote_label(key), _quote_label(labels[key]))
     return text
 
 
@@ -105,5 +150,5 @@ def write_dockerfile(fbc_dir, base_image=DEFAULT_IMAGE, builder_image=None, extr
     if not os.path.isdir(fbc_dir):
         raise FBCError("provided root path %s is not a directory" % json.dumps(fbc_dir), path=fbc_dir)
     text = generate_dockerfile(name, base_image, builder_image, extra_labels)
-    atomic_write(target, text)
+    write_file(target, text)
     return target

@@ -17,12 +17,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
     SCHEMA_BUNDLE,
     SCHEMA_CHANNEL,
     SCHEMA_PACKAGE,
-    go_sort_key,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import parse_properties
 
-q = semver.go_quote
 _ZERO = semver.Version()
 
 

@@ -17,7 +17,8 @@ import binascii
 import json
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import MigrationError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import go_json_kind, load_first_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
 
 MIGRATE_NONE = "none"
 MIGRATE_BUNDLE_OBJECT_TO_CSV_METADATA = "bundle-object-to-csv-metadata"
@@ -55,7 +56,7 @@ def decode_bundle_object(value):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise MigrationError("olm.bundle.object is not UTF-8: %s" % e) from e
+        raise MigrationError("olm.bundle.object data: invalid UTF-8 at byte %d" % e.start) from None
     if text.lstrip().startswith("{"):
         try:
             return json.loads(text)
@@ -87,7 +88,7 @@ def _s(v):
 
 
 def _type_err(want, v):
-    raise MigrationError("json: cannot unmarshal %s into Go value of type %s" % (go_json_kind(v), want))
+    raise MigrationError("json: cannot unmarshal %s into Go value of type %s" % (json_kind(v), want))
 
 
 def _list(v):

@@ -15,6 +15,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import (
     MIGRATE_BUNDLE_OBJECT_TO_CSV_METADATA,
     MIGRATE_NONE,
@@ -22,19 +23,24 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
     FbcTemplateError,
     ReleaseConfigError,
+    TemplateParseError,
+    decode_utf8,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import (
-    SCHEMA_BASIC,
-    SCHEMA_SEMVER,
-    check_safe_name,
-    q,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
     SEMVER_CHANNELS,
     add_bundle,
     add_bundle_semver,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import (
+    SCHEMA_BASIC,
+    SCHEMA_SEMVER,
+    render_template,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
+    check_safe_name,
+    load_first_document,
+)
 
 DEFAULT_BUNDLE_REGISTRY = "quay.io/community-operator-pipeline-prod"
 ALLOWED_BUNDLE_REGISTRIES = ("quay.io/community-operator-pipeline-prod/", "quay.io/openshift-community-operators/")
@@ -299,6 +305,36 @@ def parse_release_config(data):
     return {"catalog_templates": out, "merge": rc.get("merge")}
 
 
+_CSV_NAME_VERSION_RE = re.compile(r"\.v(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?)\Z")
+
+
+def _strip_v(version):
+    return version[1:] if version[:1] in ("v", "V") and version[1:2].isdigit() else version
+
+
+def check_release_version(version, csv):
+    """Refuse a release ``version`` (the ``operators/<pkg>/<version>`` directory and bundle tag) that disagrees with
+    the bundle's CSV: its ``spec.version``, else (no spec.version) the ``.v<semver>`` suffix of its name. A leading
+    ``v`` on either side is ignored. Returns the CSV version; raises ReleaseConfigError naming both values."""
+    csv = csv if isinstance(csv, dict) else {}
+    meta = csv.get("metadata") if isinstance(csv.get("metadata"), dict) else {}
+    spec = csv.get("spec") if isinstance(csv.get("spec"), dict) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    csv_version = spec.get("version")
+    where = "spec.version"
+    if not isinstance(csv_version, str) or not csv_version:
+        m = _CSV_NAME_VERSION_RE.search(name)
+        if m is None:
+            raise ReleaseConfigError("bundle CSV %s has no spec.version to check version %s against"
+                                     % (q(excerpt(name)), q(excerpt(version))))
+        csv_version, where = m.group(1), "name"
+    if _strip_v(version) != _strip_v(csv_version):
+        raise ReleaseConfigError("version %s does not match the bundle: its CSV %s has %s %s"
+                                 % (q(excerpt(version)), q(excerpt(name)), where,
+                                    q(excerpt(csv_version if where == "spec.version" else name))))
+    return csv_version
+
+
 def bundle_pullspec(operator, version, registry=DEFAULT_BUNDLE_REGISTRY):
     """Bundle image of a released operator version: ``<registry>/<operator>:<version>``."""
     check_safe_name("operator", operator, ReleaseConfigError)
@@ -368,7 +404,6 @@ def render_tasks(tasks, templates, renderer, opm_compat=None):
     is the bundle renderer (e.g. a BundleLookup). Identical commands are rendered once. Returns a list of
     ``(task, DeclarativeConfig)`` in task order (configs of identical commands are shared).
     """
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import render_template
     cache = {}
     out = []
     for t in tasks:
@@ -376,7 +411,10 @@ def render_tasks(tasks, templates, renderer, opm_compat=None):
             raise ReleaseConfigError("template %s not found" % q(t.template_name))
         key = (t.template_type, t.template_name, t.migrate_level)
         if key not in cache:
-            cache[key] = render_template(templates[t.template_name], renderer, template_type=t.template_type,
+            data = templates[t.template_name]
+            if isinstance(data, bytes):
+                data = decode_utf8(data, t.template_path, TemplateParseError)
+            cache[key] = render_template(data, renderer, template_type=t.template_type,
                                          migrate_level=t.migrate_level, opm_compat=opm_compat)
         out.append((t, cache[key]))
     return out
@@ -387,4 +425,4 @@ def load_template_file(path):
     if not os.path.exists(path):
         return None
     with open(path, "rb") as f:
-        return load_first_document(f.read())
+        return load_first_document(f.read(), source=path)

@@ -14,6 +14,9 @@ catalogs, from a map image -> unpacked bundle directory, and finally from a plug
 
 Renderers may attach the CSV of each bundle (opm's non-serialized ``Bundle.CsvJSON``) to the returned config as the
 attribute ``csv_json`` (dict bundle name -> CSV dict); templates use it for package metadata and migrations.
+:class:`BundleLookup` also attaches ``lookup_packages`` (dict package name -> the ``olm.package`` blob of the lookup
+catalog the bundle came from): when a catalog's bundles carry no CSV (``olm.csv.metadata`` only), the semver template
+takes the package icon from there, so re-rendering a committed catalog keeps its icon.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,12 +40,15 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
     BundleNotFoundError,
     BundleRenderError,
+    decode_utf8,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
-    go_marshal,
-    go_str_key,
-    load_first_document,
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_marshal, go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
+    CREDENTIALS_MESSAGE,
+    has_credentials,
+    shown_reference,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
 
 ANNOTATION_PACKAGE = "operators.operatorframework.io.bundle.package.v1"
 ANNOTATION_CHANNELS = "operators.operatorframework.io.bundle.channels.v1"
@@ -56,12 +62,19 @@ def is_bundle_dir(path):
 
 
 def _read_doc(path):
-    """First document of a YAML/JSON file, or None if it cannot be decoded (opm logs a warning and skips)."""
+    """First document of a YAML/JSON file, or None if it cannot be decoded (opm logs a warning and skips).
+
+    Invalid UTF-8 is an error naming the file and the offset of the first bad byte: opm's YAML decoder would skip such
+    a file with a warning (a CSV with one bad byte silently vanishing), and its JSON decoder would replace the byte."""
     try:
         with open(path, "rb") as f:
             data = f.read()
-        return load_first_document(data)
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    text = decode_utf8(data, path, BundleRenderError)
+    try:
+        return load_first_document(text)
+    except ValueError:
         return None
 
 
@@ -147,12 +160,12 @@ def _related_images(csv, bundle_image):
         if img not in seen:
             related.append({"name": "", "image": img})
         seen.add(img)
-    related.sort(key=lambda r: go_str_key(r["image"]))
+    related.sort(key=lambda r: go_sort_key(r["image"]))
     return related
 
 
 def _sort_key(p):
-    return (go_str_key(p["type"]), go_str_key(go_marshal(p["value"])))
+    return (go_sort_key(p["type"]), go_sort_key(go_marshal(p["value"])))
 
 
 def _move_objects_to_end(props):
@@ -415,6 +428,7 @@ class BundleLookup:
         self.bundle_dirs = dict(bundle_dirs or {})
         self._by_image = {}
         self._csv_sources = {}
+        self._packages = {}
         self._dir_cache = {}
         for c in catalogs:
             self.add_catalog(c)
@@ -424,6 +438,9 @@ class BundleLookup:
         if isinstance(catalog, (str, bytes, os.PathLike)):
             catalog = load_catalog(os.fsdecode(catalog))
         by_image = self._by_image
+        for p in catalog.packages:
+            if p.get("name"):
+                self._packages.setdefault(p["name"], p)
         for b in catalog.bundles:
             img = b.get("image")
             if not img:
@@ -447,6 +464,8 @@ class BundleLookup:
 
     def blob(self, image):
         """(blob, csv) for an image; csv may be None when only olm.csv.metadata is known."""
+        if isinstance(image, str) and has_credentials(image):
+            raise BundleRenderError("bundle image: %s" % CREDENTIALS_MESSAGE)
         b = self._by_image.get(image)
         if b is not None:
             csv = None
@@ -462,16 +481,17 @@ class BundleLookup:
             except BundleRenderError:
                 raise
             except Exception as e:  # the puller is third-party code: report cleanly
-                raise BundleRenderError("render %s: %s" % (json.dumps(image), e)) from e
+                raise BundleRenderError("render %s: %s" % (json.dumps(shown_reference(image)), e)) from e
             if not path:
-                raise BundleNotFoundError("render %s: image puller returned no bundle directory" % json.dumps(image))
+                raise BundleNotFoundError("render %s: image puller returned no bundle directory"
+                                          % json.dumps(shown_reference(image)))
         if path is None:
             raise BundleNotFoundError("bundle image %s not found in the lookup catalogs or bundle directories"
-                                      % json.dumps(image))
+                                      % json.dumps(shown_reference(image)))
         path = os.fspath(path)
         if not is_bundle_dir(path):
             raise BundleRenderError("render %s: %s is not a bundle directory (manifests/ and metadata/ required)"
-                                    % (json.dumps(image), json.dumps(path)))
+                                    % (json.dumps(shown_reference(image)), json.dumps(path)))
         res = render_bundle_dir_blob(path, image=image)
         self._dir_cache[image] = res
         return res
@@ -483,6 +503,9 @@ class BundleLookup:
         cfg = DeclarativeConfig(bundles=[blob])
         if csv is not None:
             cfg.csv_json = {blob.get("name"): csv}
+        pkg = self._packages.get(blob.get("package"))
+        if pkg is not None:
+            cfg.lookup_packages = {pkg["name"]: pkg}
         return cfg
 
     render = __call__

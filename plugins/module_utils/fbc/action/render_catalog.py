@@ -18,8 +18,9 @@ import json
 import os
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load, write
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, WriteError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import make_temp_dir
 
 # Below this many input lines extra processes cost more than they save: fork, spools and result shipping, plus
 # ~25 MiB of interpreter per process, which would put a mid-size catalog's summed memory above opm's. Lines, not
@@ -256,9 +257,8 @@ def _names(results):
 
 def _render_parallel(tasks, out, workers, output_format, escape_html, spool_dir):
     import shutil
-    import tempfile
 
-    private_dir = tempfile.mkdtemp(prefix=".kubeforge-render-", dir=spool_dir)
+    private_dir = make_temp_dir(spool_dir, "render")
     try:
         results = _render_files(tasks, workers, output_format, escape_html, private_dir)
         _raise_first_error(results)
@@ -268,76 +268,11 @@ def _render_parallel(tasks, out, workers, output_format, escape_html, spool_dir)
         shutil.rmtree(private_dir, ignore_errors=True)
 
 
-def render_catalog_file(source, dest, output_format="yaml", workers=None, escape_html=False, check_mode=False,
-                        diff_max_bytes=0):
-    """render_catalog into the file dest through a temporary file in dest's directory and an atomic rename.
-
-    An unchanged dest is left untouched; in check_mode dest is never written. Returns a dict: changed, packages,
-    bundles, and before/after: the old and new bytes when diff_max_bytes > 0 and both fit in it, else
-    "<size> bytes, sha256:<digest>" summaries (before is None when dest did not exist).
+def render_catalog_file(source, dest, output, output_format="yaml", workers=None, escape_html=False):
+    """render_catalog into the file ``dest`` through ``output`` (a files.FileOutput: staged, compared, diffed,
+    committed by the caller). The spool directory sits next to the staged file. Returns (changed, packages, bundles).
     """
-    import tempfile
-
-    dest = os.fspath(dest)
-    directory = os.path.dirname(os.path.abspath(dest))
-    if not os.path.isdir(directory):
-        if check_mode:
-            directory = None  # nothing may be created: render next to the system's temporary files instead
-        else:
-            os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(dest), suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            packages, bundles = render_catalog(source, f, output_format, workers=workers, escape_html=escape_html,
-                                               spool_dir=directory)
-            f.flush()
-            os.fsync(f.fileno())
-        result = {"changed": not _same_bytes(tmp, dest), "packages": packages, "bundles": bundles}
-        if diff_max_bytes > 0:
-            exists = os.path.exists(dest)
-            # full texts only when both sides fit, else summaries of both (like publish.make_diff)
-            fits = os.path.getsize(tmp) <= diff_max_bytes and (not exists or os.path.getsize(dest) <= diff_max_bytes)
-            limit = diff_max_bytes if fits else 0
-            result["before"] = _content_or_summary(dest, limit) if exists else None
-            result["after"] = _content_or_summary(tmp, limit)
-        if result["changed"] and not check_mode:
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)
-        else:
-            os.unlink(tmp)
-        return result
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _content_or_summary(path, max_bytes, chunk=1 << 20):
-    """The file's bytes when it has at most max_bytes, else a size and digest summary."""
-    import hashlib
-
-    if os.path.getsize(path) <= max_bytes:
-        with open(path, "rb") as f:
-            return f.read()
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(chunk), b""):
-            digest.update(block)
-    return "%d bytes, sha256:%s\n" % (os.path.getsize(path), digest.hexdigest())
-
-
-def _same_bytes(a, b, chunk=1 << 20):
-    try:
-        if os.path.getsize(a) != os.path.getsize(b):
-            return False
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            while True:
-                x, y = fa.read(chunk), fb.read(chunk)
-                if x != y:
-                    return False
-                if not x:
-                    return True
-    except OSError:
-        return False
+    spool_dir = output.staging_dir(dest)
+    changed, (packages, bundles) = output.stream(dest, lambda f: render_catalog(
+        source, f, output_format, workers=workers, escape_html=escape_html, spool_dir=spool_dir))
+    return changed, packages, bundles

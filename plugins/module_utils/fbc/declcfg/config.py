@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_sort_key
 
 SCHEMA_PACKAGE = "olm.package"
 SCHEMA_CHANNEL = "olm.channel"
@@ -27,28 +27,6 @@ SCHEMA_DEPRECATIONS = "olm.deprecations"
 PROPERTY_PACKAGE = "olm.package"
 PROPERTY_BUNDLE_OBJECT = "olm.bundle.object"
 PROPERTY_CSV_METADATA = "olm.csv.metadata"
-
-
-def go_sort_key(s):
-    """Go orders strings bytewise; for str that equals code-point order except with lone surrogates."""
-    return s.encode("utf-8", "surrogatepass")
-
-
-def compact_json(obj):
-    """Go's json.Marshal of a decoded map: compact, no HTML escaping (opm uses SetEscapeHTML(false))."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def meta_value(obj, key):
-    """A top-level schema/package/name value, matching the key case-insensitively like opm's Meta."""
-    value = obj.get(key)
-    if value is not None:
-        return value
-    folded = key.casefold()
-    for k, v in obj.items():
-        if k.casefold() == folded:
-            return v
-    return None
 
 
 def package_property(bundle):
@@ -103,7 +81,7 @@ class DeclarativeConfig:
         for d in self.deprecations:
             names.add(d.get("package") or "")
         for o in self.others:
-            pkg = meta_value(o, "package")
+            pkg = get_ci(o, "package")  # Meta.Package (see write.meta_str)
             names.add(pkg if isinstance(pkg, str) else "")
         names.discard("")
         return sorted(names, key=go_sort_key)

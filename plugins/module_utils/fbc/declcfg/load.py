@@ -41,6 +41,7 @@ else:
     HAS_YAML = True
     YAML_IMPORT_ERROR = None
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import EXCERPT_LIMIT, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import goyaml
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import (
     SCHEMA_BUNDLE,
@@ -48,9 +49,17 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
     SCHEMA_DEPRECATIONS,
     SCHEMA_PACKAGE,
     DeclarativeConfig,
-    compact_json,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import (
+    cases_fold,
+    fold_lookup,
+    go_marshal,
+    go_quote,
+    go_sort_key,
+    json_kind,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import is_temp_name
 
 INDEX_IGNORE_FILENAME = ".indexignore"
 
@@ -333,6 +342,8 @@ def _construct_binary(conv, node):
     except (binascii.Error, UnicodeEncodeError) as e:
         raise yaml.constructor.ConstructorError(None, None, "failed to decode base64 data: %s" % e,
                                                 node.start_mark) from None
+    # Not an input decode: the file itself is valid UTF-8 text; Go's JSON encoding of the decoded bytes replaces
+    # invalid sequences with U+FFFD, and so do we (opm parity).
     return raw.decode("utf-8", "replace")
 
 
@@ -515,13 +526,17 @@ class IgnoreMatcher:
 
 
 def _walk(root):
-    """Yield (relative posix path, is_dir) in Go fs.WalkDir order (lexical, directories entered in place)."""
+    """Yield (relative posix path, is_dir) in Go fs.WalkDir order (lexical, directories entered in place).
+
+    Unlike opm, the temporaries of an interrupted kubeforge writer are skipped (files.is_temp_name)."""
     def rec(abs_dir, rel_dir):
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name.encode("utf-8", "surrogateescape"))
         except OSError as e:
             raise LoadError("open %s: %s" % (rel_dir or ".", e.strerror or e), path=abs_dir) from None
         for entry in entries:
+            if is_temp_name(entry.name):
+                continue  # a writer's temporary file or spool directory (files.FileOutput), never catalog content
             rel = entry.name if not rel_dir else rel_dir + "/" + entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
             yield rel, is_dir, entry
@@ -538,7 +553,7 @@ def _load_ignore_patterns(root, entries):
         domain = rel.split("/")[:-1]
         try:
             with open(entry.path, "rb") as f:
-                text = f.read().decode("utf-8", "replace")
+                text = decode_utf8(f.read(), entry.path)
         except OSError as e:
             raise LoadError("read ignore file: %s" % (e.strerror or e), path=entry.path) from None
         for line in text.splitlines():
@@ -697,31 +712,15 @@ def iter_documents(data, source="<input>"):
 
 # ----------------------------------------------------------------------------------------- typed decode
 
-_GO_TYPE_OF = {str: "string", bool: "bool", list: "array", dict: "object"}
-
-
-def _json_kind(value):
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return _GO_TYPE_OF.get(type(value), "value")
-
-
 def _type_error(value, struct, field, go_type):
     return "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (
-        _json_kind(value), struct, field, go_type)
+        json_kind(value), struct, field, go_type)
 
 
-def _fold_lookup(obj, fields):
-    """Map input keys to Go struct field names (exact match, else case-insensitive; last key wins)."""
-    result = {}
-    lowered = {f.lower(): f for f in fields}
-    for key, value in obj.items():
-        name = key if key in fields else lowered.get(key.lower())
-        if name is not None:
-            result[name] = value
-    return result
+# Struct decoding goes through gosemantics.fold_lookup (encoding/json key matching, last key wins); ``nullable``
+# names the fields of nil-able Go type (slices, pointers, []byte, json.RawMessage), which a JSON null resets;
+# a null into a string or struct field is a no-op. Top-level keys cannot collide (meta_fields rejects that first);
+# nested objects can.
 
 
 def _decode_string(value, struct, field):
@@ -755,7 +754,7 @@ def _decode_properties(value, struct):
             continue
         if not isinstance(item, dict):
             raise ValueError(_type_error(item, struct, "properties", "property.Property"))
-        fields = _fold_lookup(item, ("type", "value"))
+        fields = fold_lookup(item, ("type", "value"), nullable=("value",))
         prop = {"type": _decode_string(fields.get("type"), "Property", "properties.type") or ""}
         # A missing value stays missing: Go keeps a nil RawMessage, which later fails to parse.
         if "value" in fields:
@@ -785,7 +784,8 @@ def _set(out, key, value):
 
 
 def decode_package(obj):
-    f = _fold_lookup(obj, ("schema", "name", "defaultChannel", "icon", "description", "properties"))
+    f = fold_lookup(obj, ("schema", "name", "defaultChannel", "icon", "description", "properties"),
+                    nullable=("icon", "properties"))
     out = {"schema": _decode_string(f.get("schema"), "Package", "schema") or ""}
     _set(out, "name", _decode_string(f.get("name"), "Package", "name"))
     _set(out, "defaultChannel", _decode_string(f.get("defaultChannel"), "Package", "defaultChannel"))
@@ -793,7 +793,7 @@ def decode_package(obj):
     if icon is not None:
         if not isinstance(icon, dict):
             raise ValueError(_type_error(icon, "Package", "icon", "declcfg.Icon"))
-        fi = _fold_lookup(icon, ("base64data", "mediatype"))
+        fi = fold_lookup(icon, ("base64data", "mediatype"), nullable=("base64data",))
         data = _decode_string(fi.get("base64data"), "Icon", "icon.base64data")
         out_icon = {}
         if data is not None:
@@ -806,7 +806,7 @@ def decode_package(obj):
 
 
 def _decode_entry(item):
-    f = _fold_lookup(item, ("name", "replaces", "skips", "skipRange"))
+    f = fold_lookup(item, ("name", "replaces", "skips", "skipRange"), nullable=("skips",))
     out = {}
     _set(out, "name", _decode_string(f.get("name"), "ChannelEntry", "entries.name"))
     _set(out, "replaces", _decode_string(f.get("replaces"), "ChannelEntry", "entries.replaces"))
@@ -816,7 +816,7 @@ def _decode_entry(item):
 
 
 def decode_channel(obj):
-    f = _fold_lookup(obj, ("schema", "name", "package", "entries", "properties"))
+    f = fold_lookup(obj, ("schema", "name", "package", "entries", "properties"), nullable=("entries", "properties"))
     out = {"schema": _decode_string(f.get("schema"), "Channel", "schema") or ""}
     _set(out, "name", _decode_string(f.get("name"), "Channel", "name"))
     _set(out, "package", _decode_string(f.get("package"), "Channel", "package"))
@@ -827,7 +827,7 @@ def decode_channel(obj):
 
 
 def _decode_related_image(item):
-    f = _fold_lookup(item, ("name", "image"))
+    f = fold_lookup(item, ("name", "image"), nullable=())
     out = {}
     _set(out, "name", _decode_string(f.get("name"), "RelatedImage", "relatedImages.name"))
     _set(out, "image", _decode_string(f.get("image"), "RelatedImage", "relatedImages.image"))
@@ -835,7 +835,8 @@ def _decode_related_image(item):
 
 
 def decode_bundle(obj):
-    f = _fold_lookup(obj, ("schema", "name", "package", "image", "properties", "relatedImages"))
+    f = fold_lookup(obj, ("schema", "name", "package", "image", "properties", "relatedImages"),
+                    nullable=("properties", "relatedImages"))
     out = {"schema": _decode_string(f.get("schema"), "Bundle", "schema") or ""}
     _set(out, "name", _decode_string(f.get("name"), "Bundle", "name"))
     _set(out, "package", _decode_string(f.get("package"), "Bundle", "package"))
@@ -847,14 +848,14 @@ def decode_bundle(obj):
 
 
 def _decode_deprecation_entry(item):
-    f = _fold_lookup(item, ("reference", "message"))
+    f = fold_lookup(item, ("reference", "message"), nullable=())
     out = {}
     ref = f.get("reference")
     out_ref = {}
     if ref is not None:
         if not isinstance(ref, dict):
             raise ValueError(_type_error(ref, "DeprecationEntry", "entries.reference", "declcfg.PackageScopedReference"))
-        fr = _fold_lookup(ref, ("schema", "name"))
+        fr = fold_lookup(ref, ("schema", "name"), nullable=())
         _set(out_ref, "schema", _decode_string(fr.get("schema"), "PackageScopedReference", "entries.reference.schema"))
         _set(out_ref, "name", _decode_string(fr.get("name"), "PackageScopedReference", "entries.reference.name"))
     out["reference"] = out_ref
@@ -863,7 +864,7 @@ def _decode_deprecation_entry(item):
 
 
 def decode_deprecation(obj):
-    f = _fold_lookup(obj, ("schema", "package", "entries"))
+    f = fold_lookup(obj, ("schema", "package", "entries"), nullable=("entries",))
     out = {"schema": _decode_string(f.get("schema"), "Deprecation", "schema") or ""}
     _set(out, "package", _decode_string(f.get("package"), "Deprecation", "package"))
     _set(out, "entries", _decode_object_list(f.get("entries"), "Deprecation", "entries", "declcfg.DeprecationEntry",
@@ -914,20 +915,16 @@ def _check_bundle_objects(bundle):
         elif value is None:
             continue
         elif not isinstance(value, dict):
-            err = "json: cannot unmarshal %s into Go value of type property.BundleObject" % _json_kind(value)
+            err = "json: cannot unmarshal %s into Go value of type property.BundleObject" % json_kind(value)
         else:
-            data = _fold_lookup(value, ("data",)).get("data")
+            data = fold_lookup(value, ("data",), nullable=("data",)).get("data")
             if data is not None and not isinstance(data, str):
                 err = _type_error(data, "BundleObject", "data", "[]uint8")
             elif data is not None:
                 err = _base64_error(data)
         if err:
             raise ValueError("read bundle objects: package %s, bundle %s: parse property at index %d as bundle "
-                             "object: %s" % (_q(bundle.get("package", "")), _q(bundle.get("name", "")), i, err))
-
-
-def _q(s):
-    return json.dumps(s, ensure_ascii=False)
+                             "object: %s" % (go_quote(bundle.get("package", "")), go_quote(bundle.get("name", "")), i, err))
 
 
 # ----------------------------------------------------------------------------------------- meta + builder
@@ -973,8 +970,8 @@ def meta_fields(obj):
     """(schema, package, name) of a decoded document with opm's case-insensitive key rules; raises ValueError."""
     folded = {}
     for key in obj:
-        folded.setdefault(key.casefold(), []).append(key)
-    dups = ["duplicate keys for key %s: [%s]" % (_q(k), " ".join(sorted(v))) for k, v in folded.items()
+        folded.setdefault(cases_fold(key), []).append(key)
+    dups = ["duplicate keys for key %s: [%s]" % (go_quote(k), " ".join(sorted(v, key=go_sort_key))) for k, v in folded.items()
             if len(v) > 1]
     if dups:
         raise ValueError(dups[0] if len(dups) == 1 else "[%s]" % ", ".join(sorted(dups)))
@@ -987,7 +984,7 @@ def meta_fields(obj):
         value = obj[keys[0]]
         if not isinstance(value, str):
             raise ValueError("expected value for key %s to be a string, got %s: %s"
-                             % (_q(keys[0]), _go_t_verb(value), _go_v_verb(value)))
+                             % (go_quote(keys[0]), excerpt(_go_t_verb(value)), excerpt(_go_v_verb(value))))
         values.append(value)
     return tuple(values)
 
@@ -1034,7 +1031,7 @@ class _RawValue:
 
 
 def _not_an_object_error(doc, raw, via_yaml):
-    kind = _json_kind(doc)
+    kind = json_kind(doc)
     # encoding/json reports the offset after '[' for arrays, after the whole literal for scalars
     offset = 1 if kind == "array" else len(raw)
     message = _pretty_unmarshal_error(
@@ -1042,7 +1039,7 @@ def _not_an_object_error(doc, raw, via_yaml):
     if via_yaml:
         # sigs.k8s.io/yaml wraps the JSON error
         message = "error unmarshaling JSON: while decoding JSON: " + message
-    return message
+    return excerpt(message, 2 * EXCERPT_LIMIT)  # the document dump is input: quote a bounded excerpt
 
 
 def add_document(cfg, doc, source="<input>", position=None):
@@ -1060,8 +1057,7 @@ def add_document(cfg, doc, source="<input>", position=None):
             raise LoadError("object '' is missing root schema field", path=source, context=where)
         if raw is None:
             # sigs.k8s.io/yaml re-encodes the YAML value with json.Marshal (HTML escaping on)
-            raw = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-            raw = raw.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            raw = go_marshal(doc, sort_keys=True)
         raise LoadError(_not_an_object_error(doc, raw, via_yaml), path=source, context=where)
     try:
         schema, package, name = meta_fields(doc)
@@ -1079,7 +1075,7 @@ def add_document(cfg, doc, source="<input>", position=None):
             if not msg.startswith("read bundle objects"):
                 msg = "%s: %s" % (label, msg)
             if name:
-                where = "%s%s %s" % (where + ": " if where else "", schema, _q(name))
+                where = "%s%s %s" % (where + ": " if where else "", schema, go_quote(excerpt(name)))
             raise LoadError(msg, path=source, context=where) from None
         if schema == SCHEMA_PACKAGE:
             cfg.packages.append(obj)
@@ -1090,7 +1086,8 @@ def add_document(cfg, doc, source="<input>", position=None):
         else:
             cfg.deprecations.append(obj)
     elif schema == "":
-        raise LoadError("object '%s\n' is missing root schema field" % compact_json(doc), path=source, context=where)
+        raise LoadError("object '%s\n' is missing root schema field" % excerpt(go_marshal(doc, sort_keys=True, escape_html=False)),
+                        path=source, context=where)
     else:
         cfg.others.append(doc)
 

@@ -20,15 +20,16 @@ import json
 import math
 import os
 import re
-from json import encoder as _json_encoder
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import files
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import goyaml
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import (
-    DeclarativeConfig,
-    go_sort_key,
-    meta_value,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import UnsafeNameError, WriteError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import (
+    get_ci,
+    go_marshal_indent,
+    go_sort_key,
+)
 
 # ----------------------------------------------------------------------------------------- Go struct shaping
 
@@ -100,7 +101,9 @@ def go_deprecation(d):
 
 
 def meta_str(obj, key):
-    value = meta_value(obj, key)
+    """Meta.Schema/Package/Name of an object. Meta folds keys with cases.Fold and rejects colliding ones; for these
+    three ASCII names that fold agrees with encoding/json's, so the struct-field lookup finds the same key."""
+    value = get_ci(obj, key)
     return value if isinstance(value, str) else ""
 
 
@@ -150,135 +153,12 @@ def ordered_objects(cfg):
 
 # ----------------------------------------------------------------------------------------- JSON
 
-_HTML_ESCAPES = (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"))
-
-
-def _go_json_fixups(text, escape_html):
-    # Go always escapes U+2028/U+2029; Python's ensure_ascii=False leaves them raw.
-    if "\u2028" in text:
-        text = text.replace("\u2028", "\\u2028")
-    if "\u2029" in text:
-        text = text.replace("\u2029", "\\u2029")
-    if escape_html:
-        for raw, esc in _HTML_ESCAPES:
-            if raw in text:
-                text = text.replace(raw, esc)
-    return text
-
-
-def go_json_float(f):
-    """Go encoding/json's float64 text: shortest digits, fixed notation for 1e-6 <= |f| < 1e21, else
-    exponent notation without a leading zero in the exponent (1e-07 -> 1e-7)."""
-    if not math.isfinite(f):
-        raise WriteError("json: unsupported value: %s" % ("NaN" if math.isnan(f) else "+Inf" if f > 0 else "-Inf"))
-    a = abs(f)
-    r = repr(f)
-    if a != 0 and (a < 1e-6 or a >= 1e21):
-        if len(r) >= 4 and r[-4] == "e" and r[-3] == "-" and r[-2] == "0":
-            r = r[:-2] + r[-1]
-        return r
-    if "e" in r:
-        import decimal  # rare (tiny or huge floats); imported on demand to keep start-up short
-
-        r = format(decimal.Decimal(r), "f")
-    if r.endswith(".0"):
-        r = r[:-2]
-    return r
-
-
-def _unserializable(o):
-    raise TypeError("Object of type %s is not JSON serializable" % type(o).__name__)
-
-
-class _NotPlainJSON(Exception):
-    """A value the fast encoder leaves to the standard library's (tuples, subclasses, non-string keys)."""
-
-
-_encode_str = _json_encoder.encode_basestring  # the C implementation when available
-_JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
-
-
-def _plain_scalar(v):
-    cls = v.__class__
-    if cls is bool or v is None:
-        return _JSON_CONSTANTS[v]
-    if cls is int:
-        return int.__repr__(v)
-    if cls is float:
-        return go_json_float(v)
-    raise _NotPlainJSON()
-
-
-def _encode_plain(o, indent, append):
-    """Append the 4-space-indented JSON of o, a tree of plain dicts/lists/scalars, to a list.
-
-    Same text as the standard library's indenting encoder, which is pure Python and passes every chunk up
-    through each nesting level's generator; appending to one list costs O(nodes) and runs ~3x faster.
-    indent is the newline plus the indentation of o's own line.
-    """
-    inner = indent + "    "
-    if o.__class__ is dict:
-        if not o:
-            append("{}")
-            return
-        sep = "{" + inner
-        for k, v in o.items():
-            if k.__class__ is not str:
-                raise _NotPlainJSON()
-            cls = v.__class__
-            if cls is str:
-                append(sep + _encode_str(k) + ": " + _encode_str(v))
-            elif cls is dict or cls is list:
-                append(sep + _encode_str(k) + ": ")
-                _encode_plain(v, inner, append)
-            else:
-                append(sep + _encode_str(k) + ": " + _plain_scalar(v))
-            sep = "," + inner
-        append(indent + "}")
-        return
-    if not o:
-        append("[]")
-        return
-    sep = "[" + inner
-    for v in o:
-        cls = v.__class__
-        if cls is str:
-            append(sep + _encode_str(v))
-        elif cls is dict or cls is list:
-            append(sep)
-            _encode_plain(v, inner, append)
-        else:
-            append(sep + _plain_scalar(v))
-        sep = "," + inner
-    append(indent + "]")
-
-
-def _json_text(obj):
-    """json.dumps(obj, indent=4, ensure_ascii=False) with Go's float formatting."""
-    if obj.__class__ is dict or obj.__class__ is list:
-        parts = []
-        try:
-            _encode_plain(obj, "\n", parts.append)
-            return "".join(parts)
-        except _NotPlainJSON:
-            pass  # the standard encoder below handles (or rejects) every other value
-        except RecursionError:
-            raise ValueError("nesting too deep") from None
-    make = getattr(_json_encoder, "_make_iterencode", None)
-    if make is None:  # pragma: no cover - every CPython 3 has it
-        return json.dumps(obj, indent=4, ensure_ascii=False, allow_nan=False)
-    iterencode = make({}, _unserializable, _json_encoder.encode_basestring, "    ", go_json_float, ": ", ",",
-                      False, False, False)
-    return "".join(iterencode(obj, 0))
-
-
 def json_document(obj, escape_html=False):
     """One object as Go's json.Encoder with SetIndent("", "    ") writes it (trailing newline included)."""
     try:
-        text = _json_text(obj)
+        return go_marshal_indent(obj, escape_html) + "\n"
     except (TypeError, ValueError) as e:
         raise WriteError("json: unsupported value: %s" % e) from None
-    return _go_json_fixups(text, escape_html) + "\n"
 
 
 def iter_json(cfg, escape_html=False):
@@ -800,35 +680,6 @@ def check_path_component(name, what="package"):
     return name
 
 
-def atomic_write(path, data, mode=0o644):
-    """Write data (str, bytes, or an iterable of str chunks) to path via a temporary file in the same directory
-    and an atomic rename: readers see the old or the new content, never a partial file."""
-    import tempfile  # only writers need it; keeps start-up short for everything else
-
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if isinstance(data, bytes):
-                f.write(data)
-            elif isinstance(data, str):
-                f.write(data.encode("utf-8"))
-            else:
-                for chunk in data:
-                    f.write(chunk.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 _FORMATS = {"json": (iter_json, ".json"), "yaml": (iter_yaml, ".yaml")}
 
 
@@ -845,9 +696,12 @@ def dumps(cfg, output_format="yaml"):
     return "".join(iter_format(cfg, output_format))
 
 
-def write_file(cfg, path, output_format="yaml"):
-    """Stream cfg to a temporary file, then atomically replace path (no partial output on error)."""
-    atomic_write(path, iter_format(cfg, output_format))
+def write_file(cfg, path, output_format="yaml", output=None):
+    """opm's WriteJSON/WriteYAML into the file ``path``, streamed through a files.FileOutput (``output``: the
+    caller's, committed by the caller; None: one of our own, committed here). Returns True when the file changed."""
+    if output is None:
+        return files.write_file(path, iter_format(cfg, output_format))
+    return output.write(path, iter_format(cfg, output_format))
 
 
 def split_by_package(cfg):
@@ -882,28 +736,40 @@ def split_by_package(cfg):
     return sorted(by_pkg, key=go_sort_key), by_pkg, root_others
 
 
-def write_fs(cfg, root_dir, output_format="yaml"):
-    """opm's WriteFS: <root>/<pkg>/catalog.<ext> per package plus <root>/catalog.<ext> for package-less others.
-
-    Every package name is checked before anything is written; each file is streamed to a temporary file and
-    renamed into place, so a file is either complete or untouched. Returns the written paths.
-    """
+def fs_layout(cfg, root_dir, output_format="yaml"):
+    """opm's WriteFS layout: [(path, DeclarativeConfig)] = <root>/<pkg>/catalog.<ext> per package, plus
+    <root>/catalog.<ext> for package-less others. Every package name is checked first (UnsafeNameError)."""
     if output_format not in _FORMATS:
         raise WriteError("invalid output format %s" % json.dumps(output_format))
-    ext = _FORMATS[output_format][1]
+    name = "catalog" + _FORMATS[output_format][1]
     names, by_pkg, root_others = split_by_package(cfg)
-    for name in names:
-        check_path_component(name, "package")
-    jobs = [(os.path.join(root_dir, name), by_pkg[name]) for name in names]
+    for pkg in names:
+        check_path_component(pkg, "package")
+    layout = [(os.path.join(root_dir, pkg, name), by_pkg[pkg]) for pkg in names]
     if root_others:
-        jobs.append((root_dir, DeclarativeConfig(others=root_others)))
-    written = []
-    for directory, part in jobs:
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, "catalog" + ext)
-        try:
-            write_file(part, path, output_format)
-        except OSError as e:
-            raise WriteError("write file %s: %s" % (json.dumps(path), e.strerror or e), path=path) from None
-        written.append(path)
-    return written
+        layout.append((os.path.join(root_dir, name), DeclarativeConfig(others=root_others)))
+    return layout
+
+
+def write_fs(cfg, root_dir, output_format="yaml", output=None):
+    """opm's WriteFS (see fs_layout) through a files.FileOutput: every file is staged before any is replaced.
+
+    ``output``: the caller's FileOutput (the caller commits); None: one of our own, committed here.
+    Returns the paths of the layout.
+    """
+    layout = fs_layout(cfg, root_dir, output_format)
+    own = output is None
+    if own:
+        output = files.FileOutput()
+    try:
+        for path, part in layout:
+            try:
+                output.write(path, iter_format(part, output_format))
+            except OSError as e:
+                raise WriteError("write file %s: %s" % (json.dumps(path), e.strerror or e), path=path) from None
+        if own:
+            output.commit()
+    finally:
+        if own:
+            output.discard()
+    return [path for path, _part in layout]

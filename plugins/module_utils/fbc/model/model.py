@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import (
     PROPERTY_BUNDLE_OBJECT,
@@ -25,19 +26,24 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
     SCHEMA_BUNDLE,
     SCHEMA_CHANNEL,
     SCHEMA_PACKAGE,
-    go_sort_key,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
+    MESSAGE_LIMIT,
     ConvertError,
     FBCError,
     ValidationTree,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import (
+    go_fold_name,
+    go_sort_key,
+    json_kind,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
     ImageReferenceError,
     parse_normalized_named,
+    shown_reference,
 )
-
-q = semver.go_quote
 
 # ----------------------------------------------------------------------------------------- properties
 
@@ -59,55 +65,44 @@ _CSV_STRING_MAPS = ("annotations", "labels")
 _CSV_LIST_FIELDS = ("installModes", "keywords", "links", "maintainers", "nativeAPIs")
 
 
-def _json_kind(value):
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 class _PropError(ValueError):
     pass
 
 
-_STRUCT_FIELD_MAPS = {typ: (struct, frozenset(fields), {f.lower(): f for f in fields}, fields)
+_STRUCT_FIELD_MAPS = {typ: (struct, frozenset(fields), {go_fold_name(f): f for f in fields}, fields)
                       for typ, (struct, fields) in _STRING_STRUCTS.items()}
 
 
 def _decode_struct(value, typ):
-    """Decode like Go's encoding/json into a struct of string fields: keys in input order, exact name first,
-    else case-insensitive; later keys overwrite earlier ones; unknown keys ignored."""
+    """Decode like Go's encoding/json into a struct of string fields (see gosemantics.fold_matches: keys in input
+    order, exact name first, else go_fold_name; later keys overwrite earlier ones, a null is a no-op; unknown keys
+    ignored). Every match is type-checked in input order: Go reports the first type error."""
     struct, exact, lowered, fields = _STRUCT_FIELD_MAPS[typ]
     out = dict.fromkeys(fields, "")
     if value is None:
         return out
     if not isinstance(value, dict):
-        raise _PropError("json: cannot unmarshal %s into Go value of type property.%s" % (_json_kind(value), struct))
+        raise _PropError("json: cannot unmarshal %s into Go value of type property.%s" % (json_kind(value), struct))
     for key, v in value.items():
-        name = key if key in exact else lowered.get(key.lower())
+        name = key if key in exact else lowered.get(go_fold_name(key)) if isinstance(key, str) else None
         if name is None:
             continue
         if v is None:
             continue
         if not isinstance(v, str):
             raise _PropError("json: cannot unmarshal %s into Go struct field %s.%s of type string"
-                             % (_json_kind(v), struct, name))
+                             % (json_kind(v), struct, name))
         out[name] = v
     return out
 
 
 _CSV_FIELD_KINDS = {}
 for _f in _CSV_STRING_FIELDS:
-    _CSV_FIELD_KINDS[_f.lower()] = (_f, "string")
+    _CSV_FIELD_KINDS[go_fold_name(_f)] = (_f, "string")
 for _f in _CSV_STRING_MAPS:
-    _CSV_FIELD_KINDS[_f.lower()] = (_f, "map[string]string")
+    _CSV_FIELD_KINDS[go_fold_name(_f)] = (_f, "map[string]string")
 for _f in _CSV_LIST_FIELDS:
-    _CSV_FIELD_KINDS[_f.lower()] = (_f, "[]")
+    _CSV_FIELD_KINDS[go_fold_name(_f)] = (_f, "[]")
 
 
 def _check_csv_metadata(value):
@@ -115,30 +110,30 @@ def _check_csv_metadata(value):
     if value is None:
         return
     if not isinstance(value, dict):
-        raise _PropError("json: cannot unmarshal %s into Go value of type property.CSVMetadata" % _json_kind(value))
+        raise _PropError("json: cannot unmarshal %s into Go value of type property.CSVMetadata" % json_kind(value))
     for key, v in value.items():
         if v is None:
             continue
-        spec = _CSV_FIELD_KINDS.get(key.lower())
+        spec = _CSV_FIELD_KINDS.get(go_fold_name(key)) if isinstance(key, str) else None
         if spec is None:
             continue
         name, kind = spec
         if kind == "string":
             if v.__class__ is not str:
                 raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type string"
-                                 % (_json_kind(v), name))
+                                 % (json_kind(v), name))
         elif kind == "[]":
             if v.__class__ is not list:
                 raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type []"
-                                 % (_json_kind(v), name))
+                                 % (json_kind(v), name))
         else:
             if v.__class__ is not dict:
                 raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type "
-                                 "map[string]string" % (_json_kind(v), name))
+                                 "map[string]string" % (json_kind(v), name))
             for item in v.values():
                 if item is not None and item.__class__ is not str:
                     raise _PropError("json: cannot unmarshal %s into Go struct field CSVMetadata.%s of type string"
-                                     % (_json_kind(item), name))
+                                     % (json_kind(item), name))
 
 
 def _check_struct(value, typ):
@@ -189,7 +184,7 @@ def parse_properties(props):
             elif typ == PROPERTY_BUNDLE_OBJECT:
                 if value is not None and not isinstance(value, dict):
                     raise _PropError("json: cannot unmarshal %s into Go value of type property.BundleObject"
-                                     % _json_kind(value))
+                                     % json_kind(value))
                 out.bundle_objects += 1
             elif typ == PROPERTY_CSV_METADATA:
                 _check_csv_metadata(value)
@@ -197,7 +192,7 @@ def parse_properties(props):
             elif typ == PROPERTY_CHANNEL:
                 if value is not None and not isinstance(value, dict):
                     raise _PropError("json: cannot unmarshal %s into Go value of type property.Channel"
-                                     % _json_kind(value))
+                                     % json_kind(value))
                 out.channels.append(value or {})
             else:
                 out.others.append(prop)
@@ -311,7 +306,7 @@ class Bundle:
             try:
                 semver.parse_range(self.skip_range)
             except semver.SemverError as e:
-                subs.append("invalid skipRange %s: %s" % (q(self.skip_range), e))
+                subs.append("invalid skipRange %s: %s" % (q(excerpt(self.skip_range)), e))
         if props is not None and len(props.packages) != 1:
             subs.append("must be exactly one property with type %s" % q(PROPERTY_PACKAGE))
         if self.image == "" and self.object_count == 0:
@@ -532,9 +527,10 @@ class _Sink:
     def error(self, message):
         if self.collect is None:
             raise ConvertError(message)
-        self.collect.append(message)
+        self.collect.append(excerpt(message, MESSAGE_LIMIT))
 
     def extra(self, message):
+        message = excerpt(message, MESSAGE_LIMIT)
         if self.collect is not None:
             self.collect.append(message)
             if self.beyond_opm is not None:
@@ -646,7 +642,7 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
                         parse_normalized_named(image)
                     except ImageReferenceError as e:
                         sink.error("package %s bundle %s image: invalid image pull spec %s: %s"
-                                   % (q(pkg_name), q(b_name), q(image), e))
+                                   % (q(pkg_name), q(b_name), q(shown_reference(image)), e))
                 for i, rel in enumerate(b.get("relatedImages") or ()):
                     rel_image = rel.get("image") or ""
                     if rel_image:
@@ -654,7 +650,7 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
                             parse_normalized_named(rel_image)
                         except ImageReferenceError as e:
                             sink.error("package %s bundle %s relatedImages[%d].image: invalid image pull spec %s: %s"
-                                       % (q(pkg_name), q(b_name), i, q(rel_image), e))
+                                       % (q(pkg_name), q(b_name), i, q(shown_reference(rel_image)), e))
                 try:
                     version = semver.parse(pkg_prop["version"])
                 except semver.SemverError as e:
@@ -808,7 +804,7 @@ def _tree_paths(tree, prefix, out):
         if isinstance(sub, ValidationTree):
             _tree_paths(sub, prefix + [sub.message], out)
         else:
-            out.append(": ".join(prefix + [str(sub)]))
+            out.append(excerpt(": ".join(prefix + [str(sub)]), MESSAGE_LIMIT))
 
 
 def validate_config(cfg):
@@ -848,18 +844,24 @@ def _unlink(model):
                 b.package = b.channel = None
 
 
-def validate_catalog(path):
-    """opm validate <dir> (or a single file), returning every problem instead of stopping at the first.
+def load_and_validate(path):
+    """Load ``path`` once and validate it: ``(config or None, ValidationResult)``.
 
-    A load error (unreadable or malformed file) is reported as the only error, since nothing can be validated.
+    A load error (unreadable or malformed file) is reported as the only error, since nothing can be validated; the
+    config is then None. Callers that check more (community checks) reuse the returned config.
     """
     from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
 
     try:
         cfg = load(path, workers=None)  # read-only: big YAML trees are parsed on every CPU, like opm
     except FBCError as e:
-        return ValidationResult(valid=False, errors=[str(e)], opm_error=str(e))
-    return validate_config(cfg)
+        return None, ValidationResult(valid=False, errors=[str(e)], opm_error=str(e))
+    return cfg, validate_config(cfg)
+
+
+def validate_catalog(path):
+    """opm validate <dir> (or a single file), returning every problem instead of stopping at the first."""
+    return load_and_validate(path)[1]
 
 
 # ----------------------------------------------------------------------------------------- graph helpers
@@ -903,12 +905,64 @@ def upgrade_edges(ch):
     return edges
 
 
+def _declared_edges(ch):
+    """{bundle name: names that replace or skip it} (the upgrade edges a channel declares, without skipRange)."""
+    edges = {name: set() for name in ch.bundles}
+    for b in ch.bundles.values():
+        if b.replaces in edges:
+            edges[b.replaces].add(b.name)
+        for s in b.skips:
+            if s in edges:
+                edges[s].add(b.name)
+    return edges
+
+
+def find_upgrade_cycle(ch, start_nodes, edges=None):
+    """A replaces/skips cycle the upgrade walk from ``start_nodes`` can run into, as ``[a, b, ..., a]`` (each bundle
+    upgrades to the next), or None. The walk may reach it through any edge (skipRange included); skipRange edges are
+    not part of cycles (a range covering a newer bundle is OLM's usual re-release pattern, not a loop)."""
+    edges = upgrade_edges(ch) if edges is None else edges
+    reachable = set()
+    stack = [n for n in start_nodes if n in edges]
+    while stack:
+        n = stack.pop()
+        if n not in reachable:
+            reachable.add(n)
+            stack.extend(edges.get(n, ()))
+    declared = _declared_edges(ch)
+
+    def order(n):
+        return (ch.bundles[n].version, n)
+
+    state = {}  # 1 = on the current DFS path, 2 = done
+    for root in sorted(reachable, key=order):
+        if root in state:
+            continue
+        path = [root]
+        state[root] = 1
+        iters = [iter(sorted((x for x in declared[root] if x in reachable), key=order))]
+        while iters:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                iters.pop()
+                continue
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                iters.append(iter(sorted((x for x in declared[nxt] if x in reachable), key=order)))
+    return None
+
+
 def upgrade_path(model, package, start, channel=None):
     """Shortest upgrade path [start, ..., head] inside a channel.
 
     start is a bundle name or a version string. A version that is not in the channel starts from the
     bundles whose skipRange covers it. Ties prefer the higher version (OLM jumps as far as it can).
-    Returns [] when start is the head; raises FBCError when the head is unreachable.
+    Returns [] when start is the head; raises FBCError when the head is unreachable, or when the walk from start can
+    run into a replaces/skips cycle (naming the bundles of the cycle) rather than returning a path through it.
     """
     ch = _resolve_channel(model, package, channel)
     head = ch.head().name
@@ -934,6 +988,10 @@ def upgrade_path(model, package, start, channel=None):
             first = [origin]
     if origin == head:
         return []
+    cycle = find_upgrade_cycle(ch, first, edges)
+    if cycle is not None:
+        raise FBCError("upgrade graph of channel %s has a cycle reachable from %s: %s"
+                       % (q(ch.name), q(excerpt(start)), excerpt(" -> ".join(cycle), 1000)))
 
     # Breadth-first search; neighbours visited highest version first so ties resolve to bigger jumps.
     def order(n):

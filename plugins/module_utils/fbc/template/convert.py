@@ -13,20 +13,21 @@ __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import TemplateParseError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import SCHEMA_BASIC, meta_of
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import (
     get_ci,
     go_jsonify,
     go_marshal_indent,
-    go_str_key,
-    load_all_documents,
+    go_sort_key,
+    json_kind,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import SCHEMA_BASIC
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_all_documents, meta_of
 
 
 def _sorted_blob(obj):
     """Meta.Blob: the object re-encoded from map[string]interface{} (keys sorted at every level)."""
     if isinstance(obj, dict):
-        return {k: _sorted_blob(obj[k]) for k in sorted(obj, key=go_str_key)}
+        return {k: _sorted_blob(obj[k]) for k in sorted(obj, key=go_sort_key)}
     if isinstance(obj, list):
         return [_sorted_blob(v) for v in obj]
     return obj
@@ -38,7 +39,7 @@ def _entry(doc):
         image = get_ci(doc, "image", "")
         if image is not None and not isinstance(image, str):
             raise TemplateParseError("parse bundle: json: cannot unmarshal %s into Go struct field Bundle.image of "
-                                     "type string" % type(image).__name__)
+                                     "type string" % json_kind(image))
         return {"schema": "olm.bundle", "image": image or ""}
     return _sorted_blob(doc)
 
@@ -48,9 +49,10 @@ def convert_documents(docs):
     return {"schema": SCHEMA_BASIC, "entries": [_entry(go_jsonify(d)) for d in docs]}
 
 
-def convert_fbc_stream(data):
-    """Convert one FBC file's content (YAML stream or concatenated JSON; str/bytes) to a basic template dict."""
-    return convert_documents(load_all_documents(data))
+def convert_fbc_stream(data, source=None):
+    """Convert one FBC file's content (YAML stream or concatenated JSON; str/bytes) to a basic template dict.
+    ``source`` (the file name) prefixes error messages, such as invalid UTF-8 with the offset of the first bad byte."""
+    return convert_documents(load_all_documents(data, source=source))
 
 
 def convert_declcfg(cfg):
@@ -78,12 +80,12 @@ def convert_declcfg(cfg):
     for d in cfg.deprecations:
         grp(d.get("package"))["deprecations"].append(d)
     docs = []
-    for name in sorted(by_pkg, key=go_str_key):
+    for name in sorted(by_pkg, key=go_sort_key):
         g = by_pkg[name]
         docs.extend(g["packages"])
-        docs.extend(sorted(g["channels"], key=lambda c: go_str_key(c.get("name") or "")))
-        docs.extend(sorted(g["bundles"], key=lambda b: go_str_key(b.get("name") or "")))
-        docs.extend(sorted(g["others"], key=lambda o: go_str_key(o.get("schema") or "")))
+        docs.extend(sorted(g["channels"], key=lambda c: go_sort_key(c.get("name") or "")))
+        docs.extend(sorted(g["bundles"], key=lambda b: go_sort_key(b.get("name") or "")))
+        docs.extend(sorted(g["others"], key=lambda o: go_sort_key(o.get("schema") or "")))
         docs.extend(g["deprecations"])
     docs.extend(loose)
     return convert_documents(docs)

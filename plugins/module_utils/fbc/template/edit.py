@@ -5,22 +5,61 @@
 ``add_bundle_to_fbc``: BasicTemplate / SemverTemplate create and amend), plus removal and channel-head queries.
 
 Templates are plain decoded documents (dicts); functions mutate them in place and return ``(template, changed)``.
+
+YAML anchors and aliases: a decoded document no longer knows them, and PyYAML (the only YAML library we can count on)
+cannot edit a document while keeping them, so writing an edited template back would silently expand every alias
+into a copy (and drop the anchors). Rather than rewrite what the user wrote, :func:`check_template_rewritable`
+refuses to rewrite a template that uses any; an edit that changes nothing never rewrites the file at all.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import ReleaseConfigError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import (
-    SCHEMA_BASIC,
-    SCHEMA_SEMVER,
-    check_safe_name,
-    q,
-)
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import get_ci
+try:
+    import yaml
+except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the modules report it missing
+    yaml = None
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import ReleaseConfigError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_fold_name
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import SCHEMA_BASIC
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.semver import SCHEMA_SEMVER
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import check_safe_name
 
 SEMVER_CHANNELS = ("Candidate", "Fast", "Stable")
+
+
+def yaml_anchor_names(text):
+    """Names of the anchors (``&name``) and aliases (``*name``) a YAML text uses, in order of first use; ``[]`` for
+    JSON, for text without any, or when the text does not scan as YAML (the loader reports that)."""
+    if text is None or yaml is None:
+        return []
+    if isinstance(text, bytes):
+        text = decode_utf8(text, error=ReleaseConfigError)
+    if "&" not in text and "*" not in text:
+        return []
+    names = []
+    try:
+        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)) and token.value not in names:
+                names.append(token.value)
+    except yaml.YAMLError:
+        pass
+    return names
+
+
+def check_template_rewritable(text, source=None):
+    """Refuse to rewrite a template whose text uses YAML anchors/aliases (PyYAML would expand them); ``text`` is the
+    file content before the edit (None for a new template)."""
+    names = yaml_anchor_names(text)
+    if names:
+        raise ReleaseConfigError(
+            "%stemplate uses YAML anchors/aliases (%s): writing the edited template would expand them into copies, "
+            "so it is left unchanged; edit it by hand or remove the anchors first"
+            % ("%s: " % source if source else "", excerpt(", ".join("&" + n for n in names))))
 
 
 def _require_str(kind, v, allow_empty=False):
@@ -74,7 +113,7 @@ def new_basic_template(package, channels, image, entry, default_channel=None):
 def _basic_entries(template):
     if not isinstance(template, dict) or get_ci(template, "schema") != SCHEMA_BASIC:
         raise ReleaseConfigError("not a basic template (schema %s expected)" % q(SCHEMA_BASIC))
-    entries = get_ci(template, "entries")
+    entries = get_ci(template, "entries", nullable=True)
     if entries is None:
         entries = []
         template["entries"] = entries
@@ -123,7 +162,7 @@ def add_bundle(template, image, csv_name, channels, replaces=None, skips=None, s
         changed = True
     for c in channels:
         ch = by_name[c]
-        ch_entries = get_ci(ch, "entries")
+        ch_entries = get_ci(ch, "entries", nullable=True)
         if ch_entries is None:
             ch_entries = []
             ch["entries"] = ch_entries
@@ -154,7 +193,7 @@ def remove_bundle(template, image=None, name=None, relink=True):
         for e in keep:
             if not (isinstance(e, dict) and get_ci(e, "schema") == "olm.channel"):
                 continue
-            ch_entries = get_ci(e, "entries") or []
+            ch_entries = get_ci(e, "entries", nullable=True) or []
             removed = [x for x in ch_entries if isinstance(x, dict) and x.get("name") == name]
             if not removed:
                 continue
@@ -183,7 +222,7 @@ def channel_heads(template, channel):
     names = []
     referenced = set()
     for ch in chans:
-        for x in get_ci(ch, "entries") or ():
+        for x in get_ci(ch, "entries", nullable=True) or ():
             if not isinstance(x, dict):
                 continue
             names.append(x.get("name"))
@@ -240,9 +279,9 @@ def remove_bundle_semver(template, image):
     """Remove an image from every archetype of a semver template."""
     changed = False
     for k, sec in list(template.items()):
-        if not isinstance(sec, dict) or not isinstance(k, str) or k.casefold() not in ("candidate", "fast", "stable"):
+        if not isinstance(sec, dict) or not isinstance(k, str) or go_fold_name(k) not in ("candidate", "fast", "stable"):
             continue
-        bundles = get_ci(sec, "bundles") or []
+        bundles = get_ci(sec, "bundles", nullable=True) or []
         keep = [b for b in bundles if not (isinstance(b, dict) and get_ci(b, "image") == image)]
         if len(keep) != len(bundles):
             bundles[:] = keep

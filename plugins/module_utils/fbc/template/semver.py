@@ -31,16 +31,18 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateParseError,
     TemplateSchemaError,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_fold_name, json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.semver import SemverError, Version
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.semver import parse as parse_version
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
     call_renderer,
     check_safe_name,
-    q,
+    load_first_document,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import go_json_kind, load_first_document
 
 SCHEMA = "olm.semver"
+SCHEMA_SEMVER = SCHEMA
 CANDIDATE, FAST, STABLE = "candidate", "fast", "stable"
 ARCHETYPES = (CANDIDATE, FAST, STABLE)
 CHANNEL_PRIORITIES = {CANDIDATE: 0, FAST: 1, STABLE: 2}
@@ -79,17 +81,21 @@ class SemverTemplate:
 
 
 def _strict_fields(obj, fields, struct):
-    """Case-insensitive strict decode: returns {field: value}; unknown keys are fatal (DisallowUnknownFields)."""
+    """Strict struct decode: returns {field: value}; unknown keys are fatal (DisallowUnknownFields). Keys match like
+    encoding/json (gosemantics.fold_matches: go_fold_name, last key wins); each is type-checked in input order. A
+    null resets a slice and is a no-op for the other fields; a struct matched again is updated, not replaced."""
     out = {}
-    lower = {f.casefold(): f for f in fields}
+    lower = {go_fold_name(f): f for f in fields}
     for k, v in obj.items():
         if not isinstance(k, str):
             k = str(k)
-        f = lower.get(k.casefold())
+        f = k if k in fields else lower.get(go_fold_name(k))
         if f is None:
             raise TemplateParseError(_PREFIX + "unknown field %s" % q(k))
         want = fields[f]
         if v is None:
+            if want == "array":
+                out[f] = None
             continue
         ok = {"string": lambda x: isinstance(x, str), "bool": lambda x: isinstance(x, bool),
               "object": lambda x: isinstance(x, dict), "array": lambda x: isinstance(x, list)}[want](v)
@@ -97,7 +103,13 @@ def _strict_fields(obj, fields, struct):
             gotype = {"string": "string", "bool": "bool", "object": "semver.semverTemplateChannelBundles",
                       "array": "[]semver.semverTemplateBundleEntry"}[want]
             raise TemplateParseError(_PREFIX + "cannot unmarshal %s into Go struct field %s.%s of type %s"
-                                     % (go_json_kind(v), struct, f, gotype))
+                                     % (json_kind(v), struct, f, gotype))
+        if want == "object" and isinstance(out.get(f), dict):
+            merged = dict(out[f])
+            for key, value in v.items():
+                merged.pop(key, None)  # keep input order: the later key is decoded last
+                merged[key] = value
+            v = merged
         out[f] = v
     return out
 
@@ -112,7 +124,7 @@ def parse_semver_template(data):
         doc = {}
     if not isinstance(doc, dict):
         raise TemplateParseError(_PREFIX + "cannot unmarshal %s into Go value of type semver.SemverTemplateData"
-                                 % go_json_kind(doc))
+                                 % json_kind(doc))
     top = _strict_fields(doc, {"schema": "string", "generateMajorChannels": "bool", "generateMinorChannels": "bool",
                                "defaultChannelTypePreference": "string", "candidate": "object",
                                "fast": "object", "stable": "object"}, "SemverTemplateData")
@@ -129,7 +141,7 @@ def parse_semver_template(data):
                 if not isinstance(entry, dict):
                     raise TemplateParseError(_PREFIX + "cannot unmarshal %s into Go struct field "
                                              "SemverTemplateData.%s.bundles of type semver.semverTemplateBundleEntry"
-                                             % (go_json_kind(entry), arch))
+                                             % (json_kind(entry), arch))
                 e = _strict_fields(entry, {"image": "string"}, "SemverTemplateData.%s.bundles" % arch)
                 images.append(e.get("image", ""))
         bundles[arch] = images
@@ -194,7 +206,7 @@ def _versions_from_channel(images, image_map, index, state, v146):
                 if not isinstance(v, dict):
                     raise FbcTemplateError("parse properties for bundle %s: parse property[%d] of type "
                                            "\"olm.package\": json: cannot unmarshal %s into Go value of type "
-                                           "property.Package" % (q(name), i, go_json_kind(v)))
+                                           "property.Package" % (q(name), i, json_kind(v)))
                 pkgs.append(v)
         if len(pkgs) != 1:
             raise FbcTemplateError("bundle %s has multiple %s properties, expected exactly 1"
@@ -376,11 +388,16 @@ def _normalize_b64(data):
     return base64.b64encode(raw).decode("ascii")
 
 
-def populate_package_metadata(package, channels, bundles, csvs, sources=None):
+def populate_package_metadata(package, channels, bundles, csvs, sources=None, lookup_packages=None):
     """Description and icon of the package from the CSV of the default channel's head (last entry).
 
     ``csvs`` maps bundle name -> CSV dict (opm's CsvJSON); ``sources`` optionally maps bundle name -> the bundle blob
-    before migration (its olm.bundle.object properties still hold the CSV)."""
+    before migration (its olm.bundle.object properties still hold the CSV).
+
+    Offline, the head may come from a catalog whose bundles carry no CSV (``olm.csv.metadata`` only, which has the
+    description but no icon). Then ``lookup_packages`` (package name -> ``olm.package`` blob of the lookup catalog)
+    supplies the icon opm would have taken from the CSV, and the description when olm.csv.metadata is absent too,
+    so re-rendering a committed catalog from its template reproduces the committed package."""
     ch = next((c for c in channels if c["name"] == package.get("defaultChannel")), None)
     if ch is None or not ch["entries"]:
         return
@@ -390,12 +407,21 @@ def populate_package_metadata(package, channels, bundles, csvs, sources=None):
         return
     csv = _csv_of(bundle, csvs, sources)
     if csv is None:
-        # no CSV available offline: fall back to the description kept in olm.csv.metadata (no icon there)
+        # no CSV available offline: the description kept in olm.csv.metadata (no icon there), the icon of the
+        # looked-up catalog's package
+        known = (lookup_packages or {}).get(bundle.get("package") or package.get("name"))
+        has_metadata = False
         for p in bundle.get("properties") or ():
             if p.get("type") == TYPE_CSV_METADATA and isinstance(p.get("value"), dict):
+                has_metadata = True
                 d = p["value"].get("description")
                 if isinstance(d, str) and d:
                     package["description"] = d
+        if isinstance(known, dict):
+            if isinstance(known.get("icon"), dict) and known["icon"]:
+                package["icon"] = dict(known["icon"])
+            if not has_metadata and isinstance(known.get("description"), str) and known["description"]:
+                package["description"] = known["description"]
         return
     spec = csv.get("spec") if isinstance(csv.get("spec"), dict) else {}
     desc = spec.get("description")
@@ -437,8 +463,11 @@ def render_semver_template(data, renderer, migrate_level=None, opm_compat=None, 
     image_map = {}
     csvs = {}
     sources = {}
+    lookup_packages = {}
     for img in order:
         c = call_renderer(renderer, img)
+        for name, p in (getattr(c, "lookup_packages", None) or {}).items():
+            lookup_packages.setdefault(name, p)
         if not v146 and len(c.bundles) != 1:
             raise FbcTemplateError("bundle reference %s resulted in %d bundles, expected 1" % (q(img), len(c.bundles)))
         ccsv = getattr(c, "csv_json", None) or {}
@@ -477,6 +506,6 @@ def render_semver_template(data, renderer, migrate_level=None, opm_compat=None, 
     if out.packages:
         out.packages[0]["defaultChannel"] = default
         if not v146:
-            populate_package_metadata(out.packages[0], channels, out.bundles, csvs, sources)
+            populate_package_metadata(out.packages[0], channels, out.bundles, csvs, sources, lookup_packages)
     out.csv_json = csvs
     return out

@@ -1,149 +1,101 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Small helpers shared by the template layer: document decoding (via the core loader), Go-compatible JSON."""
+"""Helpers shared by the template modules: document decoding (via the core loader), name checks, Meta decoding and
+the bundle-renderer call. Go semantics (quoting, JSON kinds, key folding, JSON encoding) are in fbc.gosemantics."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import datetime
-import json
-import math
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as core_load
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, TemplateParseError
-
-_INT64_MIN = -(1 << 63)
-_INT64_MAX = (1 << 63) - 1
-
-
-def go_json_kind(v):
-    """The JSON kind Go's encoding/json names in "cannot unmarshal <kind> into Go value" errors (null for None)."""
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
+    BundleRenderError,
+    FBCError,
+    FbcTemplateError,
+    TemplateParseError,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_jsonify, go_quote, json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
+    CREDENTIALS_MESSAGE,
+    has_credentials,
+    redact_reference,
+    shown_reference,
+)
 
 
-def go_jsonify(obj):
-    """Normalize a YAML-decoded value to what Go's YAML->JSON->interface{} round trip yields.
-
-    Mapping keys become strings, integral floats become ints, dates become their string form.
-    Returns the same object when nothing needs changing (no copies of big blobs).
-    """
-    t = type(obj)
-    if t is str or t is int or t is bool or obj is None:
-        return obj
-    if t is dict:
-        changed = False
-        out = {}
-        for k, v in obj.items():
-            nk = k if isinstance(k, str) else _key_str(k)
-            nv = go_jsonify(v)
-            if nk is not k or nv is not v:
-                changed = True
-            out[nk] = nv
-        return out if changed else obj
-    if t is list:
-        out = [go_jsonify(v) for v in obj]
-        if all(a is b for a, b in zip(out, obj)):
-            return obj
-        return out
-    if t is float:
-        if math.isfinite(obj) and obj.is_integer() and _INT64_MIN <= obj <= _INT64_MAX:
-            return int(obj)
-        return obj
-    if isinstance(obj, (datetime.date, datetime.datetime)):
-        return obj.isoformat()
-    if isinstance(obj, bytes):
-        return obj.decode("utf-8", "replace")
-    if isinstance(obj, (tuple, set)):
-        return [go_jsonify(v) for v in obj]
-    return obj
-
-
-def _key_str(k):
-    if k is None:
-        return "null"
-    if k is True:
-        return "true"
-    if k is False:
-        return "false"
-    if isinstance(k, float) and k.is_integer():
-        return str(int(k))
-    return str(k)
-
-
-def load_first_document(data):
+def load_first_document(data, source=None):
     """Decode the first YAML/JSON document of ``data`` (str/bytes) like k8s YAMLOrJSONDecoder (core loader's
-    ``iter_documents``: lazy, Go YAML resolution, alias-bomb guard). Returns None for an empty stream."""
+    ``iter_documents``: lazy, Go YAML resolution, alias-bomb guard). Returns None for an empty stream.
+
+    ``source`` (the file name) prefixes error messages; bytes must be valid UTF-8 (an error names the offset of the
+    first bad byte)."""
     try:
         for doc, _position in core_load.iter_documents(data, source=None):
             return doc
     except FBCError as e:
-        raise TemplateParseError(e.opm_message) from e
+        raise TemplateParseError(e.opm_message, path=source) from e
     except (ValueError, TypeError, RecursionError) as e:
         raise TemplateParseError(str(e)) from e
     return None
 
 
-def load_all_documents(data):
-    """Decode every document of a YAML stream or of concatenated JSON objects (empty YAML documents skipped)."""
+def load_all_documents(data, source=None):
+    """Decode every document of a YAML stream or of concatenated JSON objects (empty YAML documents skipped).
+    ``source`` (the file name) prefixes error messages."""
     out = []
     try:
         for doc, _position in core_load.iter_documents(data, source=None):
             if doc is not None:
                 out.append(doc)
     except FBCError as e:
-        raise TemplateParseError(e.opm_message) from e
+        raise TemplateParseError(e.opm_message, path=source) from e
     except (ValueError, TypeError, RecursionError) as e:
         raise TemplateParseError(str(e)) from e
     return out
 
 
-_HTML_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+def as_document(data):
+    """A template document: the first YAML/JSON document of str/bytes, else the decoded value (go_jsonify'd)."""
+    if isinstance(data, (str, bytes)):
+        return load_first_document(data)
+    return go_jsonify(data)
 
 
-def go_html_escape(s):
-    """Apply Go encoding/json's HTML escaping to an already-encoded JSON text."""
-    if "<" in s or ">" in s or "&" in s or "\u2028" in s or "\u2029" in s:
-        for a, b in _HTML_ESCAPES:
-            s = s.replace(a, b)
-    return s
+def check_safe_name(kind, name, error=TemplateParseError):
+    """Reject names that would escape a directory when used as a path element (``../``, ``/``, NUL)."""
+    if not isinstance(name, str):
+        return
+    if name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
+        raise error("invalid %s name %s: must be a single path element (no '/', '..')" % (kind, go_quote(name)))
 
 
-def go_marshal(obj, sort_keys=False, escape_html=True):
-    """Compact JSON as Go's json.Marshal (HTML escaping on by default)."""
-    s = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
-    return go_html_escape(s) if escape_html else s
+def meta_of(obj):
+    """declcfg.Meta (schema, package, name): case-insensitive keys, duplicate-key and type checks (core loader)."""
+    if not isinstance(obj, dict):
+        raise TemplateParseError("json: cannot unmarshal %s into Go value of type map[string]interface {}"
+                                 % json_kind(obj))
+    try:
+        return core_load.meta_fields(go_jsonify(obj))
+    except ValueError as e:
+        raise TemplateParseError(str(e)) from e
 
 
-def go_marshal_indent(obj, sort_keys=False, escape_html=True):
-    """json.MarshalIndent(obj, "", "    ")."""
-    s = json.dumps(obj, indent=4, ensure_ascii=False, sort_keys=sort_keys)
-    return go_html_escape(s) if escape_html else s
+def call_renderer(renderer, image):
+    """Invoke a bundle renderer, turning foreign exceptions into BundleRenderError.
 
-
-def go_str_key(s):
-    """Sort key giving Go's bytewise string order."""
-    return s.encode("utf-8", "surrogatepass")
-
-
-def get_ci(obj, key, default=None):
-    """Case-insensitive field lookup (exact match preferred, as Go encoding/json)."""
-    if key in obj:
-        return obj[key]
-    kf = key.casefold()
-    found = default
-    for k, v in obj.items():
-        if isinstance(k, str) and k.casefold() == kf:
-            found = v
-    return found
+    An image reference with credentials (``user:password@host/...``) is refused before any renderer sees it, and
+    never echoed."""
+    if isinstance(image, str) and has_credentials(image):
+        raise BundleRenderError("render reference %s: %s" % (go_quote(redact_reference(image)), CREDENTIALS_MESSAGE))
+    try:
+        cfg = renderer(image)
+    except FbcTemplateError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise BundleRenderError("render reference %s: %s" % (go_quote(shown_reference(image)), e)) from e
+    if not isinstance(cfg, DeclarativeConfig):
+        raise BundleRenderError("render reference %s: renderer returned %s, expected DeclarativeConfig"
+                                % (go_quote(shown_reference(image)), type(cfg).__name__))
+    return cfg

@@ -10,7 +10,12 @@ import pytest
 import yaml
 from unit_testlib import shared_conformance_data
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog import lookup as catalog_lookup
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog import outputs as catalog_outputs
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog import release
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
+from ansible_collections.kubeforge.operators.plugins.module_utils.git import GitRepo
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_release
 
 TESTDATA = shared_conformance_data() / "opm-testdata" / "alpha" / "action" / "testdata"
@@ -47,9 +52,12 @@ def repo(tmp_path):
                 "  defaultChannel: beta\n- schema: olm.channel\n  package: foo\n  name: beta\n  entries:\n"
                 "  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: %s/foo:0.1.0\n" % REG)
     (op / "catalog-templates" / "basic.yaml").write_text(template)
-    lookup = publish.build_lookup(bundle_images={"%s/foo:0.1.0" % REG: str(TESTDATA / "foo-bundle-v0.1.0")})[0]
-    files = publish.render_outputs(template, lookup, str(root / "catalogs"), fanout=[("v4.16", "none")])[0]
-    publish.commit_files(publish.pending_changes(files))
+    lookup = catalog_lookup.build_lookup(bundle_images={"%s/foo:0.1.0" % REG: str(TESTDATA / "foo-bundle-v0.1.0")})[0]
+    files = catalog_outputs.render_outputs(template, lookup, str(root / "catalogs"), fanout=[("v4.16", "none")])[0]
+    with FileOutput() as out:
+        for path, text in files:
+            out.write(path, text)
+        out.commit()
     (root / "README.md").write_text("community operators\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
@@ -135,6 +143,7 @@ def test_bundle_only_without_release_config(repo, run):
      "defaultChannel 'x' not found in 'basic.yaml'"),
     ({"release_config": {"bogus": 1}}, "Additional properties are not allowed"),
     ({"package": "bar"}, "belongs to package foo"),
+    ({"version": "0.3.0"}, 'version "0.3.0" does not match the bundle: its CSV "foo.v0.2.0" has spec.version "0.2.0"'),
     ({"bundle_path": "/nonexistent"}, "not a bundle directory"),
     ({"branch": "bad..name"}, "invalid branch name"),
     ({"base_ref": "nope"}, "is not a commit"),
@@ -190,14 +199,16 @@ def test_second_release_on_existing_branch_adds_commit(repo, run):
 
 
 def test_commit_args():
-    assert publish.commit_args("m") == ["commit", "--quiet", "--no-verify", "-m", "m", "--no-gpg-sign"]
-    assert publish.commit_args("m", "KEY") == ["-c", "user.signingkey=KEY", "commit", "--quiet", "--no-verify",
+    assert release.commit_args("m") == ["commit", "--quiet", "--no-verify", "-m", "m", "--no-gpg-sign"]
+    assert release.commit_args("m", "KEY") == ["-c", "user.signingkey=KEY", "commit", "--quiet", "--no-verify",
                                                "-m", "m", "-S"]
-    assert publish.commit_args("m", sign=True)[-1] == "-S"
+    assert release.commit_args("m", sign=True)[-1] == "-S"
 
 
-@pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg not installed")
 def test_signed_commit(repo, run, tmp_path, monkeypatch):
+    if shutil.which("gpg") is None:
+        pytest.fail("gpg is required by this test and is not installed (Debian package gnupg; .ci/run installs it, "
+                    "bindep.txt lists it)", pytrace=False)
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
     monkeypatch.setenv("GNUPGHOME", str(home))
@@ -223,3 +234,102 @@ def test_snake_cased_release_config(repo, run):
     assert written["catalog_templates"][0]["defaultChannel"] == "beta"
     tpl = yaml.safe_load(git(repo, "show", "foo-0.2.0:operators/foo/catalog-templates/basic.yaml"))
     assert {"name": "foo.v0.2.0", "replaces": "foo.v0.1.0", "skipRange": "<0.2.0"} in tpl["entries"][1]["entries"]
+
+
+def test_branch_checked_out_is_refused_in_check_mode(repo, run):
+    first = run(args_for(repo))
+    git(repo, "checkout", "-q", "foo-0.2.0")
+    res = run(args_for(repo, release_config={"catalog_templates": [
+        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}), check_mode=True)
+    assert res["failed"] is True and "is checked out in %s" % repo in res["msg"]
+    # the failure carries the partial result
+    assert res["branch"] == "foo-0.2.0" and res["base"] == first["commit"] and res["files"]
+    # nothing to change: no failure, even with the branch checked out
+    assert run(args_for(repo))["changed"] is False
+
+
+def test_branch_checked_out_in_linked_worktree_is_refused(repo, run, tmp_path):
+    first = run(args_for(repo))
+    other = tmp_path / "other-worktree"
+    git(repo, "worktree", "add", "-q", str(other), "foo-0.2.0")
+    res = run(args_for(repo, release_config={"catalog_templates": [
+        {"template_name": "basic.yaml", "channels": ["stable"], "replaces": "foo.v0.1.0"}]}))
+    assert res["failed"] is True and "is checked out in %s" % other in res["msg"]
+    assert git(repo, "rev-parse", "foo-0.2.0") == first["commit"]
+
+
+def test_repo_path_subdirectory_uses_work_tree_top(repo, run):
+    res = run(args_for(repo / "operators", branch="from-subdir"))
+    assert res["changed"] is True and "operators/foo/catalog-templates/basic.yaml" in res["files"]
+    assert "catalogs/v4.18/foo/catalog.yaml" in res["files"]
+    assert git(repo, "rev-parse", "from-subdir") == res["commit"]
+
+
+@pytest.mark.parametrize("where", [".git", "missing"])
+def test_not_a_work_tree(repo, run, where):
+    res = run(args_for(repo / where))
+    assert res["failed"] is True and res["msg"] == "%s is not a git work tree" % (repo / where)
+
+
+def test_bare_repository_is_not_a_work_tree(repo, run, tmp_path):
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True, capture_output=True)
+    res = run(args_for(bare))
+    assert res["failed"] is True and "is not a git work tree" in res["msg"]
+
+
+def test_committed_directory_symlink_is_not_followed(repo, run, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("victim\n")
+    os.symlink(str(victim), str(repo / "operators" / "foo" / "0.2.0"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "symlinked version directory")
+    res = run(args_for(repo))
+    assert res["failed"] is True and "operators/foo/0.2.0 is a symbolic link in the repository" in res["msg"]
+    assert sorted(os.listdir(str(victim))) == ["keep.txt"] and (victim / "keep.txt").read_text() == "victim\n"
+    assert git(repo, "branch", "--list") == "* main" and git(repo, "status", "--porcelain") == ""
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_committed_file_symlink_is_replaced_not_followed(repo, run, tmp_path):
+    victim = tmp_path / "victim.yaml"
+    victim.write_text("victim\n")
+    rel = "operators/foo/0.2.0/metadata/annotations.yaml"
+    target = repo / rel
+    target.parent.mkdir(parents=True)
+    os.symlink(str(victim), str(target))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "symlinked bundle file")
+    res = run(args_for(repo))
+    assert res.get("changed") is True and rel in res["files"], res.get("msg")
+    assert victim.read_text() == "victim\n"
+    assert git(repo, "ls-tree", res["commit"], rel).split()[0] == "100644"
+    expected = (TESTDATA / "foo-bundle-v0.2.0" / "metadata" / "annotations.yaml").read_text()
+    assert git(repo, "show", "%s:%s" % (res["commit"], rel)) == expected.strip()
+
+
+def test_diff_uses_files_make_diff(repo, run):
+    res = run(args_for(repo, release_config=None), diff=True)
+    diffs = dict((d["after_header"], d) for d in res["diff"])
+    assert sorted(diffs) == res["files"]
+    csv = "operators/foo/0.2.0/manifests/foo.v0.2.0.csv.yaml"
+    assert diffs[csv]["before_header"] == csv + " (absent)" and diffs[csv]["before"] == ""
+    assert "foo.v0.2.0" in diffs[csv]["after"]
+    again = run(args_for(repo, release_config=None), diff=True)
+    assert again["changed"] is False and "diff" not in again
+
+
+def test_release_refs_and_guards(repo):
+    repo_obj = release.open_work_tree(str(repo / "operators" / "foo"))
+    assert os.path.realpath(repo_obj.path) == os.path.realpath(str(repo))
+    branch, base, existing = release.release_refs(repo_obj, "foo-0.2.0", "HEAD")
+    assert branch == "foo-0.2.0" and base == git(repo, "rev-parse", "HEAD") and existing is None
+    with pytest.raises(PublishError, match="base_ref nope is not a commit"):
+        release.release_refs(repo_obj, "foo-0.2.0", "nope")
+    with pytest.raises(PublishError, match="invalid branch name"):
+        release.release_refs(repo_obj, "bad..name", "HEAD")
+    assert release.checked_out_branches(repo_obj) == {"refs/heads/main": str(repo)}
+    with pytest.raises(PublishError, match="is not a git work tree"):
+        release.open_work_tree(str(repo / "nope"))
+    assert isinstance(repo_obj, GitRepo)

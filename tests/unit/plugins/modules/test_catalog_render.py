@@ -9,7 +9,8 @@ import shutil
 import pytest
 from unit_testlib import shared_conformance_data
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import publish
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import plan_fanout
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_render
 
 PROD = shared_conformance_data() / "community-operators-prod"
@@ -159,31 +160,12 @@ def test_bad_template(tmp_path, run):
     assert res["failed"] is True and "unknown template schema: olm.nope" in res["msg"]
 
 
-def test_staged_write_keeps_old_files_on_failure(tmp_path, monkeypatch):
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.write_text("old")
-    real = os.fdopen
-    state = {"n": 0}
-
-    def failing(fd, mode):
-        state["n"] += 1
-        if state["n"] == 2:
-            os.close(fd)
-            raise OSError("disk full")
-        return real(fd, mode)
-
-    monkeypatch.setattr(publish.os, "fdopen", failing)
-    with pytest.raises(OSError):
-        publish.commit_files([(str(a), b"old", b"new"), (str(b), None, b"new")])
-    assert a.read_text() == "old" and not b.exists() and sorted(os.listdir(tmp_path)) == ["a"]
-
-
 def test_plan_fanout_rules():
-    assert publish.plan_fanout(["v4.16", "v4.17", "v4.16"]) == [
+    assert plan_fanout(["v4.16", "v4.17", "v4.16"]) == [
         ("v4.16", "none"), ("v4.17", "bundle-object-to-csv-metadata")]
-    assert publish.plan_fanout(["v4.20"], migrate_level="none") == [("v4.20", "none")]
-    with pytest.raises(publish.PublishError):
-        publish.plan_fanout([4.2])
+    assert plan_fanout(["v4.20"], migrate_level="none") == [("v4.20", "none")]
+    with pytest.raises(PublishError):
+        plan_fanout([4.2])
 
 
 def test_copy_of_shared_catalog_unchanged(tmp_path, run):

@@ -161,3 +161,20 @@ def test_not_a_template(tmp_path, run):
     p.write_text("schema: olm.package\nname: x\n")
     res = run({"path": str(p), "latest_in_channel": "alpha"})
     assert res["failed"] is True and "not a catalog template" in res["msg"]
+
+
+def test_template_with_yaml_anchors_is_not_rewritten(tmp_path, run):
+    """PyYAML cannot keep anchors/aliases through an edit: a rewrite is refused (file untouched); a no-op is fine."""
+    path = tmp_path / "anchors.yaml"
+    text = ("schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: p\n  defaultChannel: alpha\n"
+            "- &alpha\n  schema: olm.channel\n  package: p\n  name: alpha\n  entries:\n  - name: p.v1.0.0\n"
+            "- schema: olm.bundle\n  image: quay.io/o/p-bundle:v1.0.0\n")
+    path.write_text(text)
+    res = run({"path": str(path), "add_bundle": {"image": "quay.io/o/p-bundle:v1.0.1", "name": "p.v1.0.1",
+                                                 "channels": ["alpha"], "replaces": "p.v1.0.0"}})
+    assert res["failed"] is True
+    assert res["msg"] == ("%s: template uses YAML anchors/aliases (&alpha): writing the edited template would expand "
+                          "them into copies, so it is left unchanged; edit it by hand or remove the anchors first" % path)
+    assert path.read_text() == text
+    res = run({"path": str(path), "remove_bundle": ["quay.io/o/not-there:v9"]})
+    assert res["changed"] is False and "failed" not in res and path.read_text() == text

@@ -1,6 +1,7 @@
 # Fixtures for the kubernetes.core adapter tests (plugins/module_utils/k8s).
 import os
 
+import kubernetes
 import pytest
 import yaml
 
@@ -13,7 +14,6 @@ def clean_k8s_env(monkeypatch):
     for name in list(os.environ):
         if name.startswith(AUTH_ENV_PREFIX) or name == "KUBECONFIG":
             monkeypatch.delenv(name, raising=False)
-    kubernetes = pytest.importorskip("kubernetes")
     saved = kubernetes.client.Configuration._default
     kubernetes.client.Configuration._default = None
     yield

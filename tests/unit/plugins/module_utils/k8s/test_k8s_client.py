@@ -8,7 +8,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import client as kf_client
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 
 
 def test_kubeconfig_from_env_uses_current_context(monkeypatch, kubeconfig_file, fake_module):
@@ -85,7 +85,7 @@ def test_proxy_and_no_proxy_from_env(monkeypatch, kubeconfig_file, fake_module):
 
 
 def test_unknown_context_is_a_kubeforge_error(kubeconfig_file, fake_module):
-    with pytest.raises(KubeforgeError, match="configuration"):
+    with pytest.raises(K8sError, match="configuration"):
         kf_client.build_configuration(fake_module({"kubeconfig": kubeconfig_file, "context": "nope"}))
 
 
@@ -118,7 +118,7 @@ def test_get_client_enables_server_side_dry_run_in_check_mode(monkeypatch, kubec
 
 
 def test_get_client_wraps_config_errors(fake_module, tmp_path):
-    with pytest.raises(KubeforgeError):
+    with pytest.raises(K8sError):
         kf_client.get_client(fake_module({"kubeconfig": str(tmp_path / "missing")}))
 
 
@@ -152,7 +152,7 @@ def test_find_resource_refreshes_discovery_once_on_miss():
 def test_find_resource_gives_up_after_one_refresh():
     dyn = mock.Mock()
     dyn.resources = FakeDiscoverer(known_after_refresh=False)
-    with pytest.raises(KubeforgeError, match="Failed to find exact match for example.com/v1.Widget"):
+    with pytest.raises(K8sError, match="Failed to find exact match for example.com/v1.Widget"):
         kf_client.find_resource(dyn, "Widget", "example.com/v1")
     assert dyn.resources.invalidations == 1
 
@@ -160,7 +160,7 @@ def test_find_resource_gives_up_after_one_refresh():
 def test_find_resource_without_refresh():
     dyn = mock.Mock()
     dyn.resources = FakeDiscoverer()
-    with pytest.raises(KubeforgeError):
+    with pytest.raises(K8sError):
         kf_client.find_resource(dyn, "Widget", "example.com/v1", refresh_on_miss=False)
     assert dyn.resources.invalidations == 0
 

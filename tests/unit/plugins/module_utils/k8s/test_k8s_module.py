@@ -1,6 +1,5 @@
 """KubeforgeModule (argspec composition, lazy client, run/exit/fail) and failure_from_exception."""
 
-from unittest import mock
 
 import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -8,7 +7,8 @@ from kubernetes.client.rest import ApiException
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import module as kf_module
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import AUTH_OPTION_NAMES
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import failure_from_exception
 
 
 class Exited(Exception):
@@ -74,6 +74,14 @@ def test_run_exits_with_result():
     assert info.value.kwargs == {"changed": True, "result": {"a": 1}}
 
 
+def test_run_passes_warnings_to_module_warn():
+    module = make()
+    with pytest.raises(Exited) as info:
+        module.run(lambda m: {"warnings": ["careful"]})
+    assert info.value.kwargs == {"changed": False}
+    assert module._module.warnings == ["careful"]
+
+
 def test_run_maps_timeout_to_failure_with_partial_result():
     def execute(module):
         raise ResourceTimeoutError("Timed out", last_object={"status": {"phase": "Installing"}}, duration=3.5)
@@ -91,23 +99,22 @@ def test_run_maps_timeout_to_failure_with_partial_result():
 def test_failure_from_api_exception():
     error = ApiException(status=409, reason="Conflict")
     error.body = '{"kind": "Status", "message": "the object has been modified"}'
-    failure = kf_module.failure_from_exception(error)
+    failure = failure_from_exception(error)
     assert failure["msg"] == "the object has been modified"
     assert failure["status"] == 409 and failure["reason"] == "Conflict"
 
 
-@pytest.mark.parametrize("exc", [KubeforgeError("boom", status=500), CoreException("boom"), ValueError("boom")])
+@pytest.mark.parametrize("exc", [K8sError("boom", status=500), CoreException("boom"), ValueError("boom")])
 def test_failure_from_other_exceptions(exc):
-    failure = kf_module.failure_from_exception(exc)
+    failure = failure_from_exception(exc)
     assert failure["msg"] == "boom"
     assert "reason" not in failure
 
 
-def test_fail_from_exception_works_on_plain_modules():
-    plain = mock.Mock()
-    kf_module.fail_from_exception(plain, KubeforgeError("nope", result={"changed": False}))
-    kwargs = plain.fail_json.call_args.kwargs
-    assert kwargs["msg"] == "nope" and kwargs["changed"] is False
+def test_fail_from_exception_merges_partial_results():
+    with pytest.raises(Exited) as info:
+        make().fail_from_exception(K8sError("nope", result={"changed": False}))
+    assert info.value.kwargs["msg"] == "nope" and info.value.kwargs["changed"] is False
 
 
 def test_wait_for_skips_in_check_mode_and_without_wait(monkeypatch):

@@ -8,7 +8,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 
 
 def not_found():
@@ -126,7 +126,7 @@ def test_patch(dry_run):
 
 def test_patch_missing_object_is_404():
     resource = FakeResource(existing=None)
-    with pytest.raises(KubeforgeError) as info:
+    with pytest.raises(K8sError) as info:
         objects.patch_object(client(False), resource, "cfg", {}, namespace="ns")
     assert info.value.status == 404
     assert "ConfigMap ns/cfg not found" in str(info.value)
@@ -159,7 +159,7 @@ def test_api_errors_carry_status_and_server_message():
     error = ApiException(status=403, reason="Forbidden")
     error.body = body
     resource = FakeResource(existing=None, error=error)
-    with pytest.raises(KubeforgeError) as info:
+    with pytest.raises(K8sError) as info:
         objects.create_object(client(False), resource, DEFINITION)
     assert info.value.status == 403
     assert str(info.value) == 'Failed to create ConfigMap cfg: configmaps "cfg" is forbidden'

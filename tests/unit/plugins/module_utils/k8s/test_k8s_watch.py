@@ -7,7 +7,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import watch as kf_watch
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import KubeforgeError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 
 
 class FakeClock:
@@ -213,7 +213,7 @@ def test_zero_timeout_checks_once(clock, watchers):
 
 def test_other_api_errors_are_kubeforge_errors(clock, watchers):
     resource = FakeResource(clock, [listing([obj("IDLE")])], [ApiException(status=403, reason="Forbidden")])
-    with pytest.raises(KubeforgeError) as info:
+    with pytest.raises(K8sError) as info:
         run(resource, clock, watchers)
     assert info.value.status == 403
     assert not isinstance(info.value, ResourceTimeoutError)
@@ -221,14 +221,14 @@ def test_other_api_errors_are_kubeforge_errors(clock, watchers):
 
 def test_list_errors_are_kubeforge_errors(clock, watchers):
     resource = FakeResource(clock, [ApiException(status=500, reason="boom")], [])
-    with pytest.raises(KubeforgeError, match="Failed to list CatalogSource cs"):
+    with pytest.raises(K8sError, match="Failed to list CatalogSource cs"):
         run(resource, clock, watchers)
 
 
 def test_error_event_other_than_gone_fails(clock, watchers):
     bad = {"type": "ERROR", "raw_object": {"kind": "Status", "code": 500, "message": "internal"}}
     resource = FakeResource(clock, [listing([obj("IDLE")])], [[bad]])
-    with pytest.raises(KubeforgeError, match="internal") as info:
+    with pytest.raises(K8sError, match="internal") as info:
         run(resource, clock, watchers)
     assert info.value.status == 500
 

@@ -7,6 +7,7 @@ import tarfile
 
 import pytest
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
     DOCKER_MANIFEST,
     OCI_MANIFEST,
@@ -17,6 +18,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image impo
     CONFIGS_LABEL,
     build_catalog_image,
     build_configs_layer,
+    layout_blob_path,
+    layout_has_blob,
+    oci_index,
     write_oci_layout,
 )
 
@@ -149,3 +153,125 @@ def test_write_oci_layout(tmp_path):
         assert sha256_digest(blob) == digest
     shutil.rmtree(out / "blobs")
     assert write_oci_layout(img, str(out), tag="v1") is True
+
+
+def _tree(root):
+    """{relative path: bytes or link target} of everything below ``root``."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(str(root)):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, str(root))
+            if os.path.islink(full):
+                out[rel] = "-> " + os.readlink(full)
+            elif os.path.isfile(full):
+                with open(full, "rb") as f:
+                    out[rel] = f.read()
+    return out
+
+
+def test_write_oci_layout_check_mode_and_diff(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    img = build_catalog_image(str(tmp_path / "fbc"))
+    out = tmp_path / "layout"
+    with FileOutput(check_mode=True, diff=True) as check:
+        assert write_oci_layout(img, str(out), tag="v1", output=check) is True
+        check.commit()
+    assert not out.exists()
+    assert sorted(d["after_header"] for d in check.diffs) == [str(out / "index.json"), str(out / "oci-layout")]
+    assert write_oci_layout(img, str(out), tag="v1") is True
+    written = _tree(out)
+    with FileOutput(check_mode=True, diff=True) as check:
+        assert write_oci_layout(img, str(out), tag="v1", output=check) is False
+    assert check.diffs == []
+    # another tag: only index.json changes; in check mode it is reported, not written
+    with FileOutput(check_mode=True, diff=True) as check:
+        assert write_oci_layout(img, str(out), tag="v2", output=check) is True
+        check.commit()
+    assert [d["after_header"] for d in check.diffs] == [str(out / "index.json")]
+    assert '"v2"' in check.diffs[0]["after"] and '"v1"' in check.diffs[0]["before"]
+    assert _tree(out) == written
+    # a blob missing in check mode: a change, nothing fetched or written
+    os.unlink(layout_blob_path(str(out), img.layer.digest))
+    with FileOutput(check_mode=True) as check:
+        assert write_oci_layout(img, str(out), tag="v1", output=check) is True
+    assert not os.path.exists(layout_blob_path(str(out), img.layer.digest))
+    # the caller's output: blobs are in place before the caller commits index.json
+    with FileOutput() as caller:
+        assert write_oci_layout(img, str(out), tag="v3", output=caller) is True
+        assert layout_has_blob(str(out), img.layer.digest)
+        assert json.loads((out / "index.json").read_text()) == oci_index(img, "v1")
+        caller.commit()
+    assert json.loads((out / "index.json").read_text()) == oci_index(img, "v3")
+
+
+def test_write_oci_layout_replaces_corrupt_blob(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    img = build_catalog_image(str(tmp_path / "fbc"))
+    out = tmp_path / "layout"
+    write_oci_layout(img, str(out))
+    blob = layout_blob_path(str(out), img.layer.digest)
+    with open(blob, "wb") as f:
+        f.write(b"truncated")
+    assert layout_has_blob(str(out), img.layer.digest) is False
+    assert write_oci_layout(img, str(out)) is True
+    assert layout_has_blob(str(out), img.layer.digest) is True
+    assert write_oci_layout(img, str(out)) is False
+
+
+def test_write_oci_layout_does_not_follow_old_temp_symlinks(tmp_path):
+    """Regression: the layout writer used a fixed ``<file>.tmp`` name and followed a symlink of that name."""
+    _make_fbc(tmp_path / "fbc")
+    img = build_catalog_image(str(tmp_path / "fbc"))
+    out = tmp_path / "layout"
+    blob_dir = out / "blobs" / "sha256"
+    blob_dir.mkdir(parents=True)
+    victims = {}
+    for name in ["index.json.tmp", "oci-layout.tmp"]:
+        victims[out / name] = tmp_path / ("victim-" + name)
+    for digest in [img.digest, img.manifest["config"]["digest"], img.layer.digest]:
+        victims[blob_dir / (digest.split(":")[1] + ".tmp")] = tmp_path / ("victim-" + digest.split(":")[1])
+    for link, victim in victims.items():
+        victim.write_text("victim\n")
+        os.symlink(str(victim), str(link))
+    assert write_oci_layout(img, str(out), tag="v1") is True
+    for link, victim in victims.items():
+        assert victim.read_text() == "victim\n" and os.path.islink(str(link))
+    assert json.loads((out / "index.json").read_text()) == oci_index(img, "v1")
+    for digest in [img.digest, img.manifest["config"]["digest"], img.layer.digest]:
+        assert layout_has_blob(str(out), digest)
+    assert not [n for n in os.listdir(str(blob_dir)) if n.startswith(".kubeforge-")]
+    assert not [n for n in os.listdir(str(out)) if n.startswith(".kubeforge-")]
+
+
+@pytest.mark.parametrize("digest", ["sha256:../../../etc/passwd", "sha512:" + "a" * 128, "sha256:" + "A" * 64,
+                                    "sha256:" + "a" * 64 + "\n"])
+def test_layout_blob_path_rejects_odd_digests(tmp_path, digest):
+    with pytest.raises(ImageBuildError, match="unsupported blob digest"):
+        layout_blob_path(str(tmp_path), digest)
+
+
+def test_write_oci_layout_fetches_missing_base_layers_only(tmp_path):
+    _make_fbc(tmp_path / "fbc")
+    base_layer = b"base layer bytes"
+    base_digest = sha256_digest(base_layer)
+    fetched = []
+
+    class FakeBase:
+        ref = "example.com/base:1"
+        layers = [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": base_digest,
+                   "size": len(base_layer)}]
+        config = {"architecture": "amd64", "os": "linux", "config": {}, "rootfs": {"diff_ids": ["sha256:" + "1" * 64]}}
+
+        def fetch_blob(self, digest):
+            fetched.append(digest)
+            return base_layer
+
+    img = build_catalog_image(str(tmp_path / "fbc"), base=FakeBase())
+    out = tmp_path / "layout"
+    with FileOutput(check_mode=True) as check:
+        assert write_oci_layout(img, str(out), output=check) is True
+    assert fetched == []
+    assert write_oci_layout(img, str(out)) is True and fetched == [base_digest]
+    assert write_oci_layout(img, str(out)) is False and fetched == [base_digest]
+    assert layout_has_blob(str(out), base_digest)

@@ -10,6 +10,7 @@ import json
 import os
 
 import pytest
+from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import (
     MIGRATION_LEVELS,
@@ -24,7 +25,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.ren
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import MigrationError
 
-CATALOGS = "/work/shared/fbc-conformance/community-operators-prod/catalogs"
+CATALOGS = str(data_path("community-operators-prod", "catalogs"))
 
 CSV = {
     "apiVersion": "operators.coreos.com/v1alpha1",
@@ -137,7 +138,6 @@ def test_decode_bundle_object_yaml_and_errors():
     assert csv_from_bundle({"properties": [{"type": "olm.bundle.object", "value": {"data": "!!!"}}]}) is None
 
 
-@pytest.mark.skipif(not os.path.isdir(CATALOGS), reason="conformance data not available")
 @pytest.mark.parametrize("pkg", ["kube-green", "kairos-operator", "patterns-operator"])
 def test_real_catalog_v416_migrates_to_v420(pkg):
     """The v4.16 bundles (olm.bundle.object) migrate exactly to the committed v4.20 bundles (olm.csv.metadata)."""

@@ -9,6 +9,7 @@ import copy
 import os
 
 import pytest
+from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.release import (
     FbcConfig,
@@ -28,8 +29,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     ReleaseConfigError,
 )
 
-OPS = "/work/shared/fbc-conformance/community-operators-prod/operators"
-have_data = pytest.mark.skipif(not os.path.isdir(OPS), reason="conformance data not available")
+OPS = str(data_path("community-operators-prod", "operators"))
 
 CI = """---
 fbc:
@@ -179,8 +179,7 @@ def test_pullspec_and_registry():
     assert isinstance(FbcConfig(True, None, []).catalogs, list)
 
 
-@have_data
-@pytest.mark.parametrize("op", sorted(os.listdir(OPS)) if os.path.isdir(OPS) else [])
+@pytest.mark.parametrize("op", sorted(os.listdir(OPS)))
 def test_real_ci_yaml(op):
     with open(os.path.join(OPS, op, "ci.yaml"), "rb") as f:
         fbc = parse_ci_fbc(f.read())
@@ -194,8 +193,6 @@ def test_real_ci_yaml(op):
 
 def _release_configs():
     out = []
-    if not os.path.isdir(OPS):
-        return out
     for op in sorted(os.listdir(OPS)):
         for v in sorted(os.listdir(os.path.join(OPS, op))):
             if os.path.isfile(os.path.join(OPS, op, v, "release-config.yaml")):
@@ -208,12 +205,10 @@ RELEASES = _release_configs()
 STALE = {("cat-facts-operator", "1.1.0"), ("clusterpulse", "0.1.0")}
 
 
-@have_data
 def test_release_inventory():
     assert len(RELEASES) == 59
 
 
-@have_data
 @pytest.mark.parametrize("op,version", RELEASES, ids=["%s-%s" % r for r in RELEASES])
 def test_real_release_configs_are_already_applied(op, version):
     """Replaying each committed release-config.yaml on the committed templates changes nothing (idempotent
@@ -239,7 +234,6 @@ def test_real_release_configs_are_already_applied(op, version):
     assert cats == sorted(mapped)
 
 
-@have_data
 def test_render_tasks_end_to_end_kube_green():
     """ci.yaml -> render plan -> render each OCP catalog from the v4.16 bundles (olm.bundle.object): v4.16 output is
     the committed v4.16 catalog, v4.17+ outputs (migrated to olm.csv.metadata) equal the committed v4.20 catalog."""

@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 import yaml
+from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import (
     BundleLookup,
@@ -26,12 +27,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     MigrationError,
 )
 
-CONF = "/work/shared/fbc-conformance"
+CONF = str(data_path())
 OPM = os.path.join(CONF, "opm-testdata")
 ACTION = os.path.join(OPM, "alpha/action/testdata")
 FOO = os.path.join(ACTION, "foo-bundle-v0.2.0")
-
-pytestmark = pytest.mark.skipif(not os.path.isdir(CONF), reason="conformance data not available")
 
 
 def _decode_objects(blob):

@@ -18,6 +18,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError, WriteError
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 
 
 def _expected(path, fmt):
@@ -144,27 +145,33 @@ def test_default_workers_follow_line_count(tmp_path, monkeypatch):
     assert R._default_workers(paths) == 1
 
 
+def _render_file(source, dest, workers, check_mode=False, diff_max_bytes=0):
+    """render_catalog_file through a FileOutput, the way catalog_render runs it."""
+    with FileOutput(check_mode=check_mode, diff=diff_max_bytes > 0, diff_max_bytes=diff_max_bytes) as out:
+        changed, packages, bundles = R.render_catalog_file(source, dest, out, "json", workers=workers)
+        out.commit()
+    return {"changed": changed, "packages": packages, "bundles": bundles, "diffs": out.diffs}
+
+
 def test_render_catalog_file_is_atomic_and_reports_changes(tmp_path):
     _tree(tmp_path / "cat", MIXED)
     source = str(tmp_path / "cat")
     expected = _expected(tmp_path / "cat", "json")
     dest = tmp_path / "out" / "catalog.json"
-    checked = R.render_catalog_file(source, str(dest), "json", workers=2, check_mode=True, diff_max_bytes=1 << 20)
-    assert checked["changed"] is True and not dest.exists()
-    assert checked["before"] is None and checked["after"] == expected
+    checked = _render_file(source, str(dest), 2, check_mode=True, diff_max_bytes=1 << 20)
+    assert checked["changed"] is True and not dest.exists() and not dest.parent.exists()
+    assert checked["diffs"][0]["before"] == "" and checked["diffs"][0]["after"] == expected.decode()
     assert checked["packages"] == ["alpha", "zeta"]
     assert checked["bundles"] == ["alpha.v1", "zeta.v1", "zeta.v2"]
-    assert R.render_catalog_file(source, str(dest), "json", workers=2)["changed"] is True
+    assert _render_file(source, str(dest), 2)["changed"] is True
     assert dest.read_bytes() == expected
     before = os.stat(dest)
-    again = R.render_catalog_file(source, str(dest), "json", workers=1, diff_max_bytes=10)
-    assert again["changed"] is False
+    again = _render_file(source, str(dest), 1, diff_max_bytes=10)
+    assert again["changed"] is False and again["diffs"] == []
     assert again["packages"] == checked["packages"] and again["bundles"] == checked["bundles"]
-    assert again["before"] == again["after"] == "%d bytes, sha256:%s\n" % (
-        len(expected), __import__("hashlib").sha256(expected).hexdigest())
     assert os.stat(dest).st_mtime_ns == before.st_mtime_ns  # unchanged output is not rewritten
     (tmp_path / "cat" / "d.yaml").write_text("schema: olm.package\nname: [broken\n")
     with pytest.raises(LoadError):
-        R.render_catalog_file(source, str(dest), "json", workers=2)
+        _render_file(source, str(dest), 2)
     assert dest.read_bytes() == expected
-    assert sorted(os.listdir(dest.parent)) == ["catalog.json"]  # no temporary file left behind
+    assert sorted(os.listdir(dest.parent)) == ["catalog.json"]  # no temporary file or spool directory left behind

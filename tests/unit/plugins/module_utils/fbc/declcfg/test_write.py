@@ -14,6 +14,7 @@ import os
 import pytest
 from fbc_testlib import WRITE_EXPECTED, build_valid_declarative_config, require_data
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import gosemantics as G
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
@@ -308,7 +309,7 @@ def test_nel_is_folded_like_opm(value, expected):
 ])
 def test_json_floats_like_go(value, expected):
     # verified with `opm render -o json` (v1.71.0)
-    assert W.go_json_float(value) == expected
+    assert G.go_json_float(value) == expected
     assert W.json_document({"v": value}) == '{\n    "v": %s\n}\n' % expected
 
 
@@ -317,7 +318,7 @@ def test_json_floats_like_go(value, expected):
 def _stdlib_indented_json(obj):
     from json import encoder as E
 
-    iterencode = E._make_iterencode({}, W._unserializable, E.encode_basestring, "    ", W.go_json_float, ": ", ",",
+    iterencode = E._make_iterencode({}, G._unserializable, E.encode_basestring, "    ", G.go_json_float, ": ", ",",
                                     False, False, False)
     return "".join(iterencode(obj, 0))
 
@@ -331,13 +332,13 @@ JSON_VALUES = [
 
 @pytest.mark.parametrize("obj", JSON_VALUES)
 def test_fast_json_encoder_matches_stdlib_indenting_encoder(obj):
-    assert W._json_text(obj) == _stdlib_indented_json(obj)
+    assert G._json_text(obj) == _stdlib_indented_json(obj)
 
 
 def test_fast_json_encoder_leaves_unusual_values_to_stdlib():
     # tuples and non-string keys are not produced by the loader; the standard encoder still handles them
-    assert W._json_text({"t": (1, 2)}) == _stdlib_indented_json({"t": (1, 2)})
-    assert W._json_text({1: "x", None: "y"}) == _stdlib_indented_json({1: "x", None: "y"})
+    assert G._json_text({"t": (1, 2)}) == _stdlib_indented_json({"t": (1, 2)})
+    assert G._json_text({1: "x", None: "y"}) == _stdlib_indented_json({1: "x", None: "y"})
     with pytest.raises(W.WriteError, match="unsupported value"):
         W.json_document({"x": float("nan")})
     with pytest.raises(W.WriteError, match="unsupported value"):

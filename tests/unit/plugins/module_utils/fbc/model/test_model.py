@@ -271,10 +271,6 @@ def test_release_errors():
                                'segment 1: Invalid character(s) found in prerelease "!"')
 
 
-def test_go_quote():
-    assert semver.go_quote('a"b\\c\n\t\x01é\u2028') == '"a\\"b\\\\c\\n\\t\\x01é\\u2028"'
-
-
 def test_graph_helpers_on_valid_config():
     m = convert_to_model(build_valid_declarative_config())
     assert channel_head(m, "anakin") == "anakin.v0.1.1"

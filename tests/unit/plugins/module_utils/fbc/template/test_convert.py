@@ -10,6 +10,7 @@ import os
 
 import pytest
 import yaml
+from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import TemplateParseError
@@ -22,7 +23,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.c
     dump_basic_template_yaml,
 )
 
-OPM = "/work/shared/fbc-conformance/opm-testdata"
+OPM = str(data_path("opm-testdata"))
 
 FBC = """---
 schema: olm.package
@@ -84,7 +85,7 @@ def test_convert_yaml_output():
 
 def test_convert_json_stream_input():
     path = os.path.join(OPM, "test/e2e/testdata/test-configs/prometheus/prometheus.json")
-    # A missing file fails the test: shared conformance data is part of the test fixture, never optional.
+    # A missing file fails the test: the committed test data (tests/data) is part of the fixture, never optional.
     with open(path, "rb") as f:
         tpl = convert_fbc_stream(f.read())
     schemas = [e["schema"] for e in tpl["entries"]]

@@ -21,11 +21,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FbcTemplateError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.semver import Version
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import (
-    detect_template_schema,
     load_slice,
     parse_basic_template,
     render_basic_template,
-    render_template,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.convert import (
     convert_documents,
@@ -33,6 +31,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.c
     dump_basic_template_json,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import add_bundle
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import (
+    detect_template_schema,
+    render_template,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.semver import (
     generate_channels,
     parse_semver_template,

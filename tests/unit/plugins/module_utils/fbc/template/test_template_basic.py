@@ -18,10 +18,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateSchemaError,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import (
-    detect_template_schema,
     load_slice,
     parse_basic_template,
     render_basic_template,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import (
+    detect_template_schema,
     render_template,
 )
 

@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import os
 
 import pytest
+from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
@@ -28,7 +28,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.e
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
 
-HIVE = "/work/shared/fbc-conformance/community-operators-prod/operators/hive-operator/catalog-templates/basic.yaml"
+HIVE = str(data_path("community-operators-prod", "operators", "hive-operator", "catalog-templates", "basic.yaml"))
 
 
 def test_basic_create():
@@ -133,7 +133,6 @@ def test_heads_errors():
         latest_in_channel(tpl, "beta")
 
 
-@pytest.mark.skipif(not os.path.exists(HIVE), reason="conformance data not available")
 def test_real_hive_template_release_next_version():
     with open(HIVE, "rb") as f:
         tpl = load_first_document(f.read())

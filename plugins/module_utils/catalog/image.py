@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The catalog_image module's rules, from module parameters (no Ansible import): which options go together, the
+Dockerfile ``opm generate dockerfile`` would write, which registry clients (and credentials) the base-image pull and
+the push use, and the image facts the module returns."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import generate_dockerfile
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+
+# The tag an OCI layout's index.json names the image by when O(image) has none (or is not set).
+DEFAULT_LAYOUT_TAG = "latest"
+
+
+def check_image_params(params):
+    """Refuse option combinations the argument spec cannot express (``PublishError``, the module's message)."""
+    if params.get("dockerfile_only") and (params.get("push") or params.get("oci_layout")):
+        raise PublishError("dockerfile_only cannot be combined with push=true or oci_layout")
+    if not os.path.isdir(params["path"]):
+        raise PublishError("path %s is not a directory" % params["path"])
+
+
+def catalog_dockerfile(path, base_image, builder_image, labels=None):
+    """The text ``opm generate dockerfile`` writes for the FBC root ``path`` (``ADD <dirname> /configs``); label
+    keys and values are converted to strings."""
+    name = os.path.basename(os.path.normpath(path))
+    if name in ("", ".", ".."):
+        name = os.path.basename(os.path.abspath(path))
+    extra = dict((str(k), str(v)) for k, v in (labels or {}).items())
+    return generate_dockerfile(name, base_image=base_image, builder_image=builder_image, extra_labels=extra)
+
+
+def same_registry(a, b):
+    """Whether two ``ImageReference`` live on the same registry host (host names compare case-insensitively)."""
+    return a is not None and b is not None and a.registry.lower() == b.registry.lower()
+
+
+def explicit_credentials_apply(target, ref):
+    """Whether ``registry_username``/``registry_password`` (the credentials of the registry of ``target``, the image
+    pushed) may be sent to the registry of ``ref``: only when it is the same registry. Other registries get
+    credentials from the docker config only, so an explicit password never reaches a registry it was not given for.
+    """
+    return same_registry(target, ref)
+
+
+def registry_clients(params, target, base_ref=None, client_factory=None):
+    """``(base client, push client)`` for the base-image pull and the push (each None when not needed).
+
+    The push client (``params["push"]``) gets the explicit credentials. The base client gets them only when the
+    base lives on the registry of ``target`` (:func:`explicit_credentials_apply`); then, when pushing too, it is the
+    push client itself, so both share one session (challenge and tokens) and the push can mount the base layers.
+    ``client_factory``: defaults to ``oci.client.client_for``.
+    """
+    client_factory = client_factory or client_for
+    push_client = client_factory(target, **registry_client_kwargs(params)) if params.get("push") else None
+    base_client = None
+    if base_ref is not None:
+        shared = explicit_credentials_apply(target, base_ref)
+        if shared and push_client is not None:
+            base_client = push_client
+        else:
+            base_client = client_factory(base_ref, **registry_client_kwargs(params, credentials=shared))
+    return base_client, push_client
+
+
+def image_facts(image, target=None):
+    """The module's image results: digest, media type, manifest, config, labels, and ``image``
+    (``registry/repository[:tag]@digest``) when there is a target reference."""
+    facts = dict(digest=image.digest, media_type=image.media_type, manifest=image.manifest, config=image.config,
+                 labels=image.labels)
+    if target is not None:
+        facts["image"] = "%s%s@%s" % (target.name, ":" + target.tag if target.tag else "", image.digest)
+    return facts
+
+
+def layout_tag(target):
+    """The tag an OCI layout's ``index.json`` names the image by: the tag of ``target``, else ``latest``."""
+    return (target.tag if target is not None else None) or DEFAULT_LAYOUT_TAG

@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Template files as users keep them: read for editing (key order kept), written back as YAML or JSON, and
+queried (kind, images)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the modules report it missing
+    yaml = None
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_marshal_indent
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
+    add_bundle,
+    add_bundle_semver,
+    latest_in_channel,
+    remove_bundle,
+    remove_bundle_semver,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import (
+    SCHEMA_BASIC,
+    SCHEMA_SEMVER,
+)
+
+_YAML = {}
+
+
+def _yaml_classes():
+    """(loader, dumper) classes, built on first use: a SafeLoader keeping timestamps as strings (they are plain
+    strings to opm's JSON round trip) and a SafeDumper keeping key order, block style and literal multi-line
+    strings (close to the ruamel output of the community pipeline)."""
+    if yaml is None:
+        raise PublishError("the PyYAML Python library is required to read and write YAML templates")
+    if not _YAML:
+        class EditLoader(yaml.SafeLoader):
+            pass
+
+        EditLoader.yaml_implicit_resolvers = dict(
+            (k, [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"])
+            for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items())
+
+        class OrderedDumper(yaml.SafeDumper):
+            pass
+
+        def str_representer(dumper, value):
+            style = "|" if "\n" in value else None
+            return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+        OrderedDumper.add_representer(str, str_representer)
+        _YAML["loader"], _YAML["dumper"] = EditLoader, OrderedDumper
+    return _YAML["loader"], _YAML["dumper"]
+
+
+def dump_yaml_document(doc):
+    """``---`` + the document in block style, key order preserved."""
+    dumper = _yaml_classes()[1]
+    return yaml.dump(doc, Dumper=dumper, explicit_start=True, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=2 ** 31 - 1)
+
+
+def text_format(data):
+    """``json`` when the text is a JSON document, else ``yaml``."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    return "json" if data.lstrip().startswith("{") else "yaml"
+
+
+def load_template_for_edit(data, source=None):
+    """First document of a template file as plain ordered data (key order kept, unlike the Go-semantics loader) for
+    editing; None for an empty file. ``source`` names the file in errors (invalid UTF-8: the first bad byte)."""
+    if isinstance(data, bytes):
+        data = decode_utf8(data, source, PublishError)
+    if text_format(data) == "json":
+        try:
+            doc, _end = json.JSONDecoder().raw_decode(data.lstrip())
+        except ValueError as e:
+            raise PublishError("cannot parse template: %s" % e) from None
+        return doc
+    loader = _yaml_classes()[0]
+    try:
+        for doc in yaml.load_all(data, Loader=loader):
+            return doc
+    except ValueError as e:
+        raise PublishError("cannot parse template: %s" % e) from None
+    except yaml.YAMLError as e:
+        raise PublishError("cannot parse template: %s" % e) from None
+    return None
+
+
+def dump_template(doc, output_format="yaml"):
+    if output_format == "json":
+        return go_marshal_indent(doc, escape_html=False) + "\n"
+    return dump_yaml_document(doc)
+
+
+def template_kind(doc):
+    schema = get_ci(doc, "schema") if isinstance(doc, dict) else None
+    if schema == SCHEMA_BASIC:
+        return "basic"
+    if schema == SCHEMA_SEMVER:
+        return "semver"
+    raise PublishError("not a catalog template: schema %s is neither %s nor %s"
+                       % (json.dumps(schema), SCHEMA_BASIC, SCHEMA_SEMVER))
+
+
+def template_images(doc):
+    """Bundle images listed in a basic or semver template, in order."""
+    out = []
+    if template_kind(doc) == "basic":
+        for e in get_ci(doc, "entries") or ():
+            if isinstance(e, dict) and get_ci(e, "schema") == "olm.bundle" and get_ci(e, "image"):
+                out.append(get_ci(e, "image"))
+    else:
+        for k, sec in doc.items():
+            if isinstance(k, str) and k.casefold() in ("candidate", "fast", "stable") and isinstance(sec, dict):
+                for b in get_ci(sec, "bundles") or ():
+                    if isinstance(b, dict) and get_ci(b, "image") and get_ci(b, "image") not in out:
+                        out.append(get_ci(b, "image"))
+    return out
+
+
+_SEMVER_UNSUPPORTED = ("replaces", "skips", "skip_range", "name")
+
+
+def add_to_template(doc, kind, image, channels, name=None, bundle_path=None, package=None, replaces=None,
+                    skips=None, skip_range=None, default_channel=None):
+    """Add a bundle to a basic or semver template (``doc`` None: a new basic template). Returns (doc, changed).
+
+    ``bundle_path`` (a bundle directory) supplies the bundle and package names when they are not given.
+    """
+    given = {"replaces": replaces, "skips": skips, "skip_range": skip_range, "name": name}
+    if bundle_path:
+        blob, _csv = render_bundle_dir_blob(bundle_path)
+        name = name or blob.get("name")
+        package = package or blob.get("package")
+    if kind == "semver":
+        for key in _SEMVER_UNSUPPORTED:
+            if given[key]:
+                raise PublishError("add_bundle.%s is not supported for semver templates" % key)
+        return add_bundle_semver(doc, image, channels)
+    if not name:
+        raise PublishError("add_bundle.name (or add_bundle.bundle_path) is required for basic templates")
+    return add_bundle(doc, image, name, channels, replaces=replaces, skips=skips, skip_range=skip_range,
+                      package=package if doc is None else None, default_channel=default_channel if doc is None else None)
+
+
+def remove_from_template(doc, kind, values, relink=True):
+    """Remove bundles (by image, or by name for basic templates). Returns (doc, removed values)."""
+    removed = []
+    for value in values:
+        if kind == "semver":
+            doc, did = remove_bundle_semver(doc, value)
+        else:
+            doc, did = remove_bundle(doc, image=value, name=value, relink=relink)
+        if did:
+            removed.append(value)
+    return doc, removed
+
+
+def latest_bundle(doc, kind, channel):
+    """The head of ``channel`` in a basic template (semver channels only exist once rendered)."""
+    if kind != "basic":
+        raise PublishError("latest_in_channel needs a basic template (semver channels are generated at render time)")
+    return latest_in_channel(doc, channel)

@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one module contract of kubeforge.operators: ``main()`` -> :func:`run_module` -> ``execute(module)``.
+
+A module builds its ``AnsibleModule`` (or ``k8s.module.KubeforgeModule`` for cluster-facing modules) and hands its
+``execute(module)`` function to :func:`run_module`. ``execute`` returns the result dict and never calls
+``exit_json``/``fail_json``; helpers and cores raise. This file is the only place that turns an exception into
+``fail_json``, through :func:`failure_from_exception`:
+
+==========================================  ====================================================================
+exception                                   failure fields
+==========================================  ====================================================================
+``errors.KubeforgeError`` (FBC, OCI, k8s)   ``msg``; its ``result`` (partial results) and ``failure_fields()``
+                                            (``registry``/``repository``/``status`` for OCI, ``status`` for k8s)
+Kubernetes ``ApiException``-like            ``msg`` (the Status message), ``status``, ``reason``
+``ValueError``, ``OSError``, kubernetes.    ``msg``
+core ``CoreException``
+anything else (a bug)                       ``msg`` prefixed with the exception's type name
+==========================================  ====================================================================
+
+Every failure also carries ``exception``: the traceback (shown by Ansible at ``-vvv``), whose last line holds the
+same bounded message. Messages are cut at :data:`MESSAGE_LIMIT` characters, so no input, however large, can make
+a huge result. Warnings a module collects are returned under ``warnings`` and passed to ``module.warn`` here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import (
+    KubeforgeError,
+    api_error_message,
+    api_error_status,
+    excerpt,
+)
+
+# Longest message a failure may carry (validation can legitimately list many problems; a single input excerpt is
+# bounded much tighter by errors.excerpt).
+MESSAGE_LIMIT = 16 * 1024
+
+_EXPECTED = (ValueError, OSError)
+
+
+def _is_core_exception(exc):
+    # kubernetes.core's CoreException, matched by name: importing it would tie every module to kubernetes.core.
+    return any(cls.__name__ == "CoreException" for cls in type(exc).__mro__)
+
+
+def failure_from_exception(exc):
+    """The ``fail_json`` keyword arguments for ``exc`` (pure; see the table in the module docstring)."""
+    failure = {}
+    if isinstance(exc, KubeforgeError):
+        msg = str(exc)
+        failure.update(exc.result)
+        failure.update((k, v) for k, v in exc.failure_fields().items() if v is not None)
+    elif api_error_status(exc) is not None and hasattr(exc, "body"):
+        msg = api_error_message(exc)
+        failure["status"] = api_error_status(exc)
+        if getattr(exc, "reason", None):
+            failure["reason"] = str(exc.reason)
+    elif isinstance(exc, _EXPECTED) or _is_core_exception(exc):
+        msg = str(exc)
+    else:
+        msg = "%s: %s" % (type(exc).__name__, exc)
+    failure["msg"] = excerpt(msg or type(exc).__name__, MESSAGE_LIMIT)
+    tb = "".join(traceback.format_tb(exc.__traceback__)) if exc.__traceback__ else ""
+    failure["exception"] = "Traceback (most recent call last):\n%s%s: %s\n" % (tb, type(exc).__name__, failure["msg"])
+    return failure
+
+
+def run_module(module, execute, requirements=()):
+    """Run ``execute(module)`` and exit with its result dict, or fail with :func:`failure_from_exception`.
+
+    ``requirements``: ``(library name, import traceback or None)`` pairs; a missing library fails first, with
+    Ansible's standard message. A ``warnings`` list in the result goes to ``module.warn``.
+    """
+    for library, import_error in requirements:
+        if import_error:
+            module.fail_json(msg=missing_required_lib(library), exception=import_error)
+    try:
+        result = dict(execute(module) or {})
+    except Exception as exc:  # the one place where errors become fail_json
+        module.fail_json(**failure_from_exception(exc))
+        return  # fail_json exits; reached only with test doubles that return
+    for warning in result.pop("warnings", None) or ():
+        module.warn(warning)
+    result.setdefault("changed", False)
+    module.exit_json(**result)

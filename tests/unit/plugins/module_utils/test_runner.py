@@ -1,0 +1,97 @@
+"""module_utils.runner: the one module contract and its error mapping table."""
+
+import pytest
+from kubernetes.client.rest import ApiException
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError
+from ansible_collections.kubeforge.operators.plugins.module_utils.git import GitError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import AuthenticationError, OCIError
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import (
+    MESSAGE_LIMIT,
+    failure_from_exception,
+    run_module,
+)
+
+
+def _api_error():
+    error = ApiException(status=409, reason="Conflict")
+    error.body = '{"kind": "Status", "message": "the object has been modified"}'
+    return error
+
+
+@pytest.mark.parametrize("exc,fields", [
+    (LoadError("bad", path="/c/x.yaml"), {"msg": "/c/x.yaml: bad"}),
+    (AuthenticationError("denied", registry="r.example", repository="a/b", status=401),
+     {"msg": "denied", "registry": "r.example", "repository": "a/b", "status": 401}),
+    (OCIError("no registry"), {"msg": "no registry"}),
+    (K8sError("gone", status=404), {"msg": "gone", "status": 404}),
+    (ResourceTimeoutError("Timed out", last_object={"a": 1}, duration=2.0),
+     {"msg": "Timed out", "result": {"a": 1}, "duration": 2.0}),
+    (GitError("git push failed (exit 1): x"), {"msg": "git push failed (exit 1): x"}),
+    (_api_error(), {"msg": "the object has been modified", "status": 409, "reason": "Conflict"}),
+    (ValueError("bad value"), {"msg": "bad value"}),
+    (FileNotFoundError(2, "No such file or directory", "/x"), {"msg": "[Errno 2] No such file or directory: '/x'"}),
+    (KeyError("k"), {"msg": "KeyError: 'k'"}),
+])
+def test_failure_table(exc, fields):
+    failure = failure_from_exception(exc)
+    exception = failure.pop("exception")
+    assert failure == fields
+    assert exception.endswith("%s: %s\n" % (type(exc).__name__, fields["msg"]))
+
+
+def test_every_domain_error_has_one_root():
+    for cls in (FBCError, OCIError, K8sError, GitError):
+        assert issubclass(cls, KubeforgeError)
+
+
+def test_messages_and_tracebacks_are_bounded():
+    huge = "x" * (16 << 20)
+    failure = failure_from_exception(ValueError(huge))
+    assert len(failure["msg"]) < MESSAGE_LIMIT + 100 and len(failure["exception"]) < MESSAGE_LIMIT + 2000
+    assert failure["msg"].endswith("(%d more characters)" % (len(huge) - MESSAGE_LIMIT))
+    assert excerpt("abc", 2) == "ab… (1 more characters)" and excerpt("ab", 2) == "ab"
+
+
+class Exited(Exception):
+    pass
+
+
+class FakeModule:
+    def __init__(self):
+        self.warnings, self.exited, self.failed = [], None, None
+
+    def warn(self, msg):
+        self.warnings.append(msg)
+
+    def exit_json(self, **kwargs):
+        self.exited = kwargs
+        raise Exited()
+
+    def fail_json(self, **kwargs):
+        self.failed = kwargs
+        raise Exited()
+
+
+def test_run_module_exits_with_result_and_warnings():
+    module = FakeModule()
+    with pytest.raises(Exited):
+        run_module(module, lambda m: {"x": 1, "warnings": ["w1"]})
+    assert module.exited == {"x": 1, "changed": False} and module.warnings == ["w1"]
+
+
+def test_run_module_fails_from_exception_and_missing_library():
+    module = FakeModule()
+
+    def execute(m):
+        raise FBCError("broken")
+
+    with pytest.raises(Exited):
+        run_module(module, execute)
+    assert module.failed["msg"] == "broken" and module.exited is None
+    module = FakeModule()
+    with pytest.raises(Exited):
+        run_module(module, execute, requirements=[("PyYAML", "Traceback: no yaml")])
+    assert "PyYAML" in module.failed["msg"] and module.failed["exception"] == "Traceback: no yaml"
