@@ -14,6 +14,11 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import (  # noqa: F401  (re-exported)
+    CREDENTIALS_MESSAGE,
+    has_credentials,
+    redact_reference,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 
 _ALNUM = r"[a-z0-9]+"
@@ -28,7 +33,6 @@ _NAME_COMPONENT = _ALNUM + r"(?:" + _SEPARATOR + _ALNUM + r")*"
 _NAME = r"(?:" + _DOMAIN + r"/)?" + _NAME_COMPONENT + r"(?:/" + _NAME_COMPONENT + r")*"
 
 _REFERENCE_RE = re.compile(r"(" + _NAME + r")(?::(" + _TAG + r"))?(?:@(" + _DIGEST + r"))?\Z")
-_WELL_FORMED_DIGEST_RE = re.compile(_DIGEST + r"\Z")
 _IDENTIFIER_RE = re.compile(r"[a-f0-9]{64}\Z")
 _DIGEST_ANCHORED_RE = re.compile(r"[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+\Z")
 _ALGORITHM_HEX_LEN = {"sha256": 64, "sha384": 96, "sha512": 128}
@@ -94,29 +98,7 @@ def parse_normalized_named(s):
     return result
 
 
-CREDENTIALS_MESSAGE = "image reference must not contain credentials (user:password@)"
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
-
-
-def has_credentials(ref):
-    """True when ``ref`` carries URL-style user info (``user:password@host/repo``, ``user@host``,
-    ``scheme://user@...``). A digest (``repo@sha256:...``) never contains ``/`` or ``@`` after its ``@``."""
-    at = ref.find("@")
-    if at < 0:
-        return False
-    head, tail = ref[:at], ref[at + 1:]
-    if "://" in head or "/" in tail or "@" in tail:
-        return True
-    # ``user[:password]@registry[:port]`` without a path: no repository before the @, and no digest after it
-    return "/" not in head and (":" not in tail or ":" in head and not _WELL_FORMED_DIGEST_RE.match(tail))
-
-
-def redact_reference(ref):
-    """``ref`` for an error message: any ``user[:password]@`` part masked, bounded in length."""
-    at = ref.find("@")
-    if at >= 0 and ("/" not in ref[:at] or "://" in ref[:at]):
-        ref = "<redacted>@" + ref[at + 1:]
-    return excerpt(ref)
 
 
 def shown_reference(ref):

@@ -13,7 +13,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import (  # noqa: F401  (re-exported)
+    CREDENTIALS_MESSAGE,
+    has_credentials,
+    redact_reference,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import InvalidReferenceError
 
 DOCKER_HUB = "docker.io"
@@ -86,28 +90,9 @@ class ImageReference:
         return hash(str(self))
 
 
-CREDENTIALS_MESSAGE = "image reference must not contain credentials (user:password@)"
-
-
-def has_credentials(ref):
-    """True when ``ref`` carries URL-style user info (``user:password@host/repo``, ``user@host``,
-    ``scheme://user@...``). A digest (``repo@sha256:...``) never contains ``/`` or ``@`` after its ``@``."""
-    at = ref.find("@")
-    if at < 0:
-        return False
-    head, tail = ref[:at], ref[at + 1:]
-    if "://" in head or "/" in tail or "@" in tail:
-        return True
-    # ``user[:password]@registry[:port]`` without a path: no repository before the @, and no digest after it
-    return "/" not in head and (":" not in tail or ":" in head and not _DIGEST_RE.match(tail))
-
-
 def _shown(text):
     """``repr`` of (part of) a reference for an error message: ``user:password@`` masked, length bounded."""
-    at = text.find("@")
-    if at >= 0 and ("/" not in text[:at] or "://" in text[:at]):
-        text = "<redacted>@" + text[at + 1:]
-    return repr(excerpt(text))
+    return repr(redact_reference(text))
 
 
 def _split_domain(name):

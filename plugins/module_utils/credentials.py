@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Credentials written into image references (``user:password@host/repo``): detected, refused and masked the same
+way by the FBC engine and the OCI client (no Ansible import)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+
+CREDENTIALS_MESSAGE = "image reference must not contain credentials (user:password@)"
+# go-digest's grammar (algorithm:hex); a digest after "@" is not user info
+_DIGEST_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,}\Z")
+
+
+def has_credentials(ref):
+    """True when ``ref`` carries URL-style user info (``user:password@host/repo``, ``user@host``,
+    ``scheme://user@...``). A digest (``repo@sha256:...``) never contains ``/`` or ``@`` after its ``@``."""
+    at = ref.find("@")
+    if at < 0:
+        return False
+    head, tail = ref[:at], ref[at + 1:]
+    if "://" in head or "/" in tail or "@" in tail:
+        return True
+    # ``user[:password]@registry[:port]`` without a path: no repository before the @, and no digest after it
+    return "/" not in head and (":" not in tail or ":" in head and not _DIGEST_RE.match(tail))
+
+
+def redact_reference(ref):
+    """``ref`` for an error message: any ``user[:password]@`` part masked, bounded in length."""
+    at = ref.find("@")
+    if at >= 0 and ("/" not in ref[:at] or "://" in ref[:at]):
+        ref = "<redacted>@" + ref[at + 1:]
+    return excerpt(ref)
