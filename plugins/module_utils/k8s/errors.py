@@ -9,11 +9,7 @@ __metaclass__ = type
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import (  # noqa: F401  (re-exported)
-    KubeforgeError,
-    api_error_message,
-    api_error_status,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 
 
 class K8sError(KubeforgeError, CoreException):

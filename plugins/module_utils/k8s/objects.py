@@ -15,10 +15,9 @@ __metaclass__ = type
 import copy
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
     K8sError,
-    api_error_message,
-    api_error_status,
 )
 
 try:

@@ -25,12 +25,11 @@ __metaclass__ = type
 import math
 import time
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
     K8sError,
     ResourceTimeoutError,
-    api_error_message,
-    api_error_status,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import to_dict
 

@@ -13,7 +13,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import (  # noqa: F401  (re-exported)
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import (
     CREDENTIALS_MESSAGE,
     has_credentials,
     redact_reference,

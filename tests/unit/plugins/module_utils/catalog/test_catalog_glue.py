@@ -84,12 +84,12 @@ def test_template_round_trip_is_exact(rel):
 
 def test_template_helpers():
     doc = load_template_for_edit('{"schema": "olm.template.basic", "entries": [\n'
-                                         '{"schema": "olm.bundle", "image": "a"}]}\n{"ignored": 1}')
+                                 '{"schema": "olm.bundle", "image": "a"}]}\n{"ignored": 1}')
     assert text_format('  {"a": 1}') == "json" and text_format("a: 1") == "yaml"
     assert template_kind(doc) == "basic" and template_images(doc) == ["a"]
     assert dump_template(doc, "json").startswith('{\n    "schema": "olm.template.basic",')
     semver = load_template_for_edit("Schema: olm.semver\nStable: {Bundles: [{Image: b}, {Image: a}]}\n"
-                                            "Fast: {Bundles: [{Image: a}]}\n")
+                                    "Fast: {Bundles: [{Image: a}]}\n")
     assert template_images(semver) == ["b", "a"]
     with pytest.raises(PublishError, match="not a catalog template"):
         template_kind({"schema": "olm.package"})
