@@ -20,9 +20,12 @@ description:
   - Bundle images named by the template are resolved offline from O(bundle_lookup) (committed FBC catalogs and
     bundle directories) and O(bundle_images); an image found nowhere is pulled from its registry unless
     O(pull=false).
-  - Output is byte-identical to opm's writers. Files are only rewritten when their bytes change; every output is
-    rendered in memory first and written through temporary files and renames, so an error never leaves partial
-    output behind.
+  - Output is byte-identical to opm's writers. Files are only rewritten when their bytes change. Every output file
+    is first staged under a unique temporary name in its directory and nothing is replaced until all of them are
+    staged, so an error while rendering or writing leaves the old files untouched; then each file is fsynced and
+    renamed into place (a crash during those renames can leave some files new and some old, each complete).
+    Temporary files of an interrupted run (C(.kubeforge-<pid>-...)) are ignored by the catalog modules and removed
+    by the next run that writes into that directory.
   - With O(ocp_versions) the template is rendered once per OpenShift catalog version into
     C(<dest>/<version>/<package>/catalog.yaml), the layout of community-operators-prod C(catalogs/), each with the
     migrate level the community pipeline uses for that version (or O(migrate_levels)).
@@ -265,6 +268,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.output
     opm_compat_arg,
     plan_fanout,
     render_outputs,
+    write_outputs,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import check_migrate_level
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_catalog import render_catalog_file
@@ -310,7 +314,7 @@ def execute(module):
             else:
                 files, renders = catalog_outputs(params["source"], params["dest"], output_format=params["format"],
                                                  migrate_level=params["migrate_level"], fanout=fanout)
-                result = write_outputs(params, output, files, renders, pulled=[])
+                result = stage_files(params, output, files, renders, pulled=[])
         else:
             template = read_bytes(params["template"])
             if template is None:
@@ -326,7 +330,7 @@ def execute(module):
                                                 opm_compat=opm_compat_arg(params["opm_compat"]), fanout=fanout)
             finally:
                 cleanup_lookup(state)
-            result = write_outputs(params, output, files, renders, pulled=list(state["pulled"]))
+            result = stage_files(params, output, files, renders, pulled=list(state["pulled"]))
         output.commit()
     result.update(changed=output.changed, changed_files=list(output.changed_paths))
     if module._diff:
@@ -334,9 +338,8 @@ def execute(module):
     return result
 
 
-def write_outputs(params, output, files, renders, pulled):
-    for path, text in files:
-        output.write(path, text)
+def stage_files(params, output, files, renders, pulled):
+    write_outputs(files, output, params["format"])
     packages = sorted(set(p for r in renders for p in r["packages"]))
     bundles = sorted(set(b for r in renders for b in r["bundles"]))
     return dict(dest=params["dest"], files=[f[0] for f in files], packages=packages, bundles=bundles,

@@ -21,8 +21,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.rel
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as core_load
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import (
-    dumps,
     fs_layout,
+    write_file,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
     PublishError,
@@ -78,9 +78,11 @@ def summarize(cfg):
     return pkgs, bundles
 
 
-def catalog_files(cfg, directory, output_format="yaml"):
-    """opm's WriteFS layout in memory: [(path, text)] (see declcfg.write.fs_layout)."""
-    return [(path, dumps(part, output_format)) for path, part in fs_layout(cfg, directory, output_format)]
+def write_outputs(files, output, output_format="yaml"):
+    """Stage every planned ``(path, config)`` in ``output`` (a files.FileOutput) with opm's writer: the code path of
+    declcfg.write.write_fs, so its byte-for-byte parity tests cover what the modules write."""
+    for path, cfg in files:
+        write_file(cfg, path, output_format, output=output)
 
 
 def dest_is_directory(dest, fanout):
@@ -89,9 +91,9 @@ def dest_is_directory(dest, fanout):
 
 def render_outputs(template_data, renderer, dest, output_format="yaml", migrate_level=None, opm_compat=None,
                    fanout=None):
-    """Render a template into output files (in memory). Returns ``(files, renders)``.
+    """Render a template and plan its output files. Returns ``(files, renders)``.
 
-    ``files``: [(path, text)]. ``renders``: one dict per rendered catalog (ocp_version, migrate_level, files,
+    ``files``: [(path, DeclarativeConfig)], written by :func:`write_outputs`. ``renders``: one dict per rendered catalog (ocp_version, migrate_level, files,
     packages, bundles). With ``fanout`` ([(ocp, level)]) the layout is <dest>/<ocp>/<pkg>/catalog.<ext>; else
     ``dest`` is one file, or a directory (existing, or ending with a slash) getting <dest>/<pkg>/catalog.<ext>.
     """
@@ -124,7 +126,7 @@ def _plan_outputs(render, dest, output_format, migrate_level, fanout):
     if fanout:
         for ocp, level in fanout:
             cfg = rendered(level)
-            these = catalog_files(cfg, os.path.join(dest, ocp), output_format)
+            these = fs_layout(cfg, os.path.join(dest, ocp), output_format)
             pkgs, bundles = summarize(cfg)
             renders.append({"ocp_version": ocp, "migrate_level": level, "files": [f[0] for f in these],
                             "packages": pkgs, "bundles": bundles})
@@ -133,9 +135,9 @@ def _plan_outputs(render, dest, output_format, migrate_level, fanout):
         level = check_migrate_level(migrate_level)
         cfg = rendered(level)
         if dest_is_directory(dest, fanout):
-            these = catalog_files(cfg, dest, output_format)
+            these = fs_layout(cfg, dest, output_format)
         else:
-            these = [(dest, dumps(cfg, output_format))]
+            these = [(dest, cfg)]
         pkgs, bundles = summarize(cfg)
         renders.append({"ocp_version": None, "migrate_level": level, "files": [f[0] for f in these],
                         "packages": pkgs, "bundles": bundles})

@@ -764,7 +764,7 @@ def write_fs(cfg, root_dir, output_format="yaml", output=None):
     try:
         for path, part in layout:
             try:
-                output.write(path, iter_format(part, output_format))
+                write_file(part, path, output_format, output=output)
             except OSError as e:
                 raise WriteError("write file %s: %s" % (json.dumps(path), e.strerror or e), path=path) from None
         if own:

@@ -55,8 +55,7 @@ def repo(tmp_path):
     lookup = catalog_lookup.build_lookup(bundle_images={"%s/foo:0.1.0" % REG: str(TESTDATA / "foo-bundle-v0.1.0")})[0]
     files = catalog_outputs.render_outputs(template, lookup, str(root / "catalogs"), fanout=[("v4.16", "none")])[0]
     with FileOutput() as out:
-        for path, text in files:
-            out.write(path, text)
+        catalog_outputs.write_outputs(files, out)
         out.commit()
     (root / "README.md").write_text("community operators\n")
     git(root, "init", "-q", "-b", "main")
