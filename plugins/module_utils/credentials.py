@@ -31,8 +31,22 @@ def has_credentials(ref):
 
 
 def redact_reference(ref):
-    """``ref`` for an error message: any ``user[:password]@`` part masked, bounded in length."""
-    at = ref.find("@")
-    if at >= 0 and ("/" not in ref[:at] or "://" in ref[:at]):
-        ref = "<redacted>@" + ref[at + 1:]
-    return excerpt(ref)
+    """``ref`` for an error message: everything up to the last ``@`` of its name (the whole user info, whatever
+    characters the password holds) masked, a trailing digest kept, bounded in length."""
+    name, digest = ref, ""
+    at = ref.rfind("@")
+    if at >= 0 and _DIGEST_RE.match(ref[at + 1:]):
+        name, digest = ref[:at], ref[at:]
+    cut = name.rfind("@")
+    if cut >= 0:
+        name = "<redacted>@" + name[cut + 1:]
+    return excerpt(name + digest)
+
+
+# a whitespace-delimited token holding user info before a host: "[scheme://]user[:password]@host[:port]/..."
+_USERINFO_TOKEN_RE = re.compile(r"(?i)((?:\w+://)?)\S*@(?=[A-Za-z0-9.-]+(?::[0-9]+)?(?:/|\s|$|['\",;)]))")
+
+
+def redact_userinfo(text):
+    """``text`` with the user info of every reference or URL in it masked (``scheme://<redacted>@host/...``)."""
+    return _USERINFO_TOKEN_RE.sub(r"\1<redacted>@", text)

@@ -4,7 +4,7 @@
 """The one error root of kubeforge.operators (no Ansible import).
 
 Every error our module_utils raise on purpose derives from :class:`KubeforgeError`: ``fbc.errors.FBCError``,
-``oci.errors.OCIError`` and ``k8s.errors.K8sError``. Cores raise; only ``runner.run_module`` turns an error into
+``oci.errors.OCIError``, ``k8s.errors.K8sError`` and ``git.GitError``. Cores raise; only ``runner.run_module`` turns an error into
 ``fail_json``, with the fields :meth:`KubeforgeError.failure_fields` names.
 """
 

@@ -13,10 +13,10 @@ Where temporaries live, and what an interruption leaves:
 - In check mode everything is staged in a private directory under the system's temporary directory and removed
   afterwards; nothing is created or changed next to the destination.
 - Otherwise a file is staged in its destination directory (a rename is only atomic within one filesystem), under a
-  name that says who made it: ``.kubeforge-<pid>-<name>.<random>.tmp`` (spool directories:
-  ``.kubeforge-<pid>-<name>.<random>``). A run killed mid-write can leave such entries behind; the catalog loader
-  ignores them (:func:`is_temp_name`), and the next run that writes into that directory removes those whose process
-  is gone (:func:`remove_stale_temps`).
+  name that says who made it: ``.kubeforge-<host>-<pid>-<name>.<random>.tmp`` (spool directories:
+  ``.kubeforge-<host>-<pid>-<name>.<random>``; ``<host>`` is a short hash of the host name). A run killed
+  mid-write can leave such entries behind; the catalog loader ignores them (:func:`is_temp_name`), and the next run
+  on the same host that writes into that directory removes those whose process is gone (:func:`remove_stale_temps`).
 - A multi-file output is all-or-nothing until every file is staged: a failure while staging changes nothing. The
   renames that follow cannot be made atomic as a group: a crash (or a rename failing, e.g. on a full disk) in that
   short phase leaves some files new and some old, each one complete. Directories created for new files stay.
@@ -36,12 +36,24 @@ import re
 TEMP_PREFIX = ".kubeforge-"
 DIFF_MAX_BYTES = 128 * 1024
 _CHUNK = 1 << 20
-_TEMP_RE = re.compile(r"^\.kubeforge-(\d+)-.+\.[A-Za-z0-9_]{6,}(\.tmp)?$")
+_TEMP_RE = re.compile(r"^\.kubeforge-([0-9a-f]{8})-(\d+)-.+\.[A-Za-z0-9_]{6,}(\.tmp)?$")
+_HOST_TAG = []
+
+
+def _host_tag():
+    """8 hex digits naming this host, so a writer on another host (or in a container) sharing the directory is
+    never taken for a dead process of ours."""
+    if not _HOST_TAG:
+        import hashlib
+        import socket
+
+        _HOST_TAG.append(hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8])
+    return _HOST_TAG[0]
 
 
 def temp_prefix(name):
     """The prefix of a temporary file or directory made by this process for ``name``."""
-    return "%s%d-%s." % (TEMP_PREFIX, os.getpid(), name)
+    return "%s%s-%d-%s." % (TEMP_PREFIX, _host_tag(), os.getpid(), name)
 
 
 def is_temp_name(name):
@@ -70,7 +82,7 @@ def remove_stale_temps(directory):
     removed = []
     for name in names:
         m = _TEMP_RE.match(name) if name.startswith(TEMP_PREFIX) else None
-        if m is None or _pid_alive(int(m.group(1))):
+        if m is None or m.group(1) != _host_tag() or _pid_alive(int(m.group(2))):
             continue
         path = os.path.join(directory, name)
         try:
@@ -109,10 +121,11 @@ def summary(data):
     """The one-line stand-in for content too big to show in a diff."""
     import hashlib
 
-    return "%d bytes, sha256:%s\n" % (len(data), hashlib.sha256(data).hexdigest())
+    return _summary_line(len(data), hashlib.sha256(data).hexdigest())
 
 
 def file_summary(path):
+    """:func:`summary` of a file's content, read in chunks."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -121,7 +134,11 @@ def file_summary(path):
         for block in iter(lambda: f.read(_CHUNK), b""):
             digest.update(block)
             size += len(block)
-    return "%d bytes, sha256:%s\n" % (size, digest.hexdigest())
+    return _summary_line(size, digest.hexdigest())
+
+
+def _summary_line(size, hexdigest):
+    return "%d bytes, sha256:%s\n" % (size, hexdigest)
 
 
 def make_diff(path, before, after, max_bytes=DIFF_MAX_BYTES):
@@ -237,6 +254,8 @@ class FileOutput:
     def stream(self, path, producer):
         """Stage what ``producer(file object)`` writes for ``path``; return ``(changed, producer's return value)``."""
         path = os.fspath(path)
+        if path in self.paths:
+            raise ValueError("%s is written twice in one output" % path)
         if os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file", path)
         import tempfile
@@ -250,7 +269,7 @@ class FileOutput:
                 if not self.check_mode:
                     os.fsync(f.fileno())
             self.paths.append(path)
-            exists = os.path.lexists(path)
+            exists = os.path.exists(path)  # a dangling symlink counts as absent (it is replaced)
             if exists and _same_bytes(tmp, path):
                 os.unlink(tmp)
                 return False, value

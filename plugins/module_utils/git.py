@@ -58,6 +58,9 @@ class GitRepo:
         paths = list(paths)
         if not paths:
             return {}
+        for p in paths:
+            if "\n" in p or "\r" in p:  # cat-file --batch reads one object name per line
+                raise GitError("cannot read %r: a path with a line break" % p[:200])
         req = "".join("%s:%s\n" % (ref, p) for p in paths).encode("utf-8")
         raw = self.run("cat-file", "--batch", input=req).stdout
         out = {}

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import generate_dockerfile
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import fbc_root_name, generate_dockerfile
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
@@ -31,9 +31,7 @@ def check_image_params(params):
 def catalog_dockerfile(path, base_image, builder_image, labels=None):
     """The text ``opm generate dockerfile`` writes for the FBC root ``path`` (``ADD <dirname> /configs``); label
     keys and values are converted to strings."""
-    name = os.path.basename(os.path.normpath(path))
-    if name in ("", ".", ".."):
-        name = os.path.basename(os.path.abspath(path))
+    _parent, name = fbc_root_name(path)
     extra = dict((str(k), str(v)) for k, v in (labels or {}).items())
     return generate_dockerfile(name, base_image=base_image, builder_image=builder_image, extra_labels=extra)
 

@@ -20,6 +20,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     BundleNotFoundError,
     PublishError,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import shown_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 
 
@@ -97,7 +98,7 @@ def build_lookup(lookup_paths=(), bundle_images=None, puller_factory=None, catal
             return path
         if puller_factory is None:
             raise BundleNotFoundError("bundle image %s not found in the lookup catalogs or bundle directories "
-                                      "(pulling is disabled)" % json.dumps(image))
+                                      "(pulling is disabled)" % json.dumps(shown_reference(image)))
         if state["puller"] is None:
             state["puller"] = puller_factory()
         state["pulled"].append(image)

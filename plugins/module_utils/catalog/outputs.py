@@ -79,8 +79,8 @@ def summarize(cfg):
 
 
 def write_outputs(files, output, output_format="yaml"):
-    """Stage every planned ``(path, config)`` in ``output`` (a files.FileOutput) with opm's writer: the code path of
-    declcfg.write.write_fs, so its byte-for-byte parity tests cover what the modules write."""
+    """Stage every planned ``(path, config)`` in ``output`` (a files.FileOutput) with declcfg.write.write_file, the
+    writer declcfg.write.write_fs uses, so opm's byte-for-byte parity tests cover what the modules write."""
     for path, cfg in files:
         write_file(cfg, path, output_format, output=output)
 

@@ -44,6 +44,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.wr
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
     PublishError,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import check_template_rewritable
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import check_safe_name
@@ -177,6 +178,7 @@ def plan_release(repo, ref, package, version, bundle_path, release_config=None, 
 
     image = bundle_image or bundle_pullspec(package, version,
                                             **({"registry": bundle_registry} if bundle_registry else {}))
+    check_image_reference(image, "bundle image")
     plan.bundle_image = image
     if rc is None:
         return plan

@@ -15,9 +15,11 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the modules report it missing
     yaml = None
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import CREDENTIALS_MESSAGE, has_credentials
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_marshal_indent
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
     add_bundle,
     add_bundle_semver,
@@ -136,6 +138,7 @@ def add_to_template(doc, kind, image, channels, name=None, bundle_path=None, pac
 
     ``bundle_path`` (a bundle directory) supplies the bundle and package names when they are not given.
     """
+    check_image_reference(image, "add_bundle.image")
     given = {"replaces": replaces, "skips": skips, "skip_range": skip_range, "name": name}
     if bundle_path:
         blob, _csv = render_bundle_dir_blob(bundle_path)
@@ -156,6 +159,8 @@ def remove_from_template(doc, kind, values, relink=True):
     """Remove bundles (by image, or by name for basic templates). Returns (doc, removed values)."""
     removed = []
     for value in values:
+        if has_credentials(value):
+            raise PublishError("remove_bundle: %s" % CREDENTIALS_MESSAGE)
         if kind == "semver":
             doc, did = remove_bundle_semver(doc, value)
         else:

@@ -11,6 +11,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import re
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 
 # The longest message an FBCError keeps: a safety net behind the per-site excerpts of user input (opm parity
@@ -146,3 +149,21 @@ def decode_utf8(data, source=None, error=LoadError):
         return bytes(data).decode("utf-8")
     except UnicodeDecodeError as e:
         raise error("invalid UTF-8 at byte %d" % e.start, path=source) from None
+
+
+# C0 controls (newline, carriage return, NUL, ...), DEL and the Unicode line separators: a generated line (a
+# Dockerfile instruction, an image reference) has no escape for them, and a newline would start a new instruction.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def check_one_line(field, value, error=None):
+    """Refuse a string that cannot be written on one line (``error``: the exception class, FBCError by default);
+    returns ``value``."""
+    error = error or FBCError
+    if not isinstance(value, str):
+        raise error("%s must be a string" % field)
+    m = _CONTROL_RE.search(value)
+    if m:
+        raise error("%s must not contain a line break or control character (%s at character %d)"
+                    % (field, json.dumps(m.group()), m.start()))
+    return value

@@ -20,6 +20,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.credentials im
     redact_reference,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import check_one_line
 
 _ALNUM = r"[a-z0-9]+"
 # podman's separator is `(?:[._]|__|[-]*)`; an empty separator adds nothing to the language, and requiring
@@ -98,9 +99,6 @@ def parse_normalized_named(s):
     return result
 
 
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
-
-
 def shown_reference(ref):
     """``ref`` as opm would quote it, unless it carries credentials (then masked); bounded in length."""
     if not isinstance(ref, str):
@@ -115,10 +113,7 @@ def check_image_reference(image, field="image"):
         raise ImageReferenceError("%s must be a non-empty image reference" % field)
     if has_credentials(image):
         raise ImageReferenceError("%s: %s" % (field, CREDENTIALS_MESSAGE))
-    m = _CONTROL_RE.search(image)
-    if m:
-        raise ImageReferenceError("%s must not contain a line break or control character (%s at character %d)"
-                                  % (field, json.dumps(m.group()), m.start()))
+    check_one_line(field, image, ImageReferenceError)
     try:
         parse_normalized_named(image)
     except ImageReferenceError as e:

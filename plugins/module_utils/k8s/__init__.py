@@ -14,7 +14,7 @@ Submodules:
 - ``client``: dynamic client creation, server-side dry run, resource lookup with discovery-cache invalidation;
 - ``objects``: get/create/apply/patch/delete helpers returning ``(changed, before, after)``;
 - ``watch``: ``watch_until`` (list + watch with re-list on 410 Gone and a monotonic deadline);
-- ``module``: ``KubeforgeModule`` (wraps kubernetes.core's ``AnsibleK8SModule``) and ``fail_from_exception``.
+- ``module``: ``KubeforgeModule`` (wraps kubernetes.core's ``AnsibleK8SModule``; ``run`` is ``runner.run_module``).
 """
 
 from __future__ import absolute_import, division, print_function

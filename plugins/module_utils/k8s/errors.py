@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Exception types raised by kubeforge module_utils (never ``fail_json`` below module level)."""
+"""Errors of the Kubernetes adapter (subclasses of the root ``errors.KubeforgeError``; only the runner fails)."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -24,7 +24,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import failure_from_exception, run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
 
 class KubeforgeModule(AnsibleK8SModule):
@@ -71,6 +71,3 @@ class KubeforgeModule(AnsibleK8SModule):
     def run(self, execute):
         """``runner.run_module(self, execute)``: exit with ``execute(self)``'s result dict, fail on errors."""
         run_module(self, execute)
-
-    def fail_from_exception(self, exception):
-        return self.fail_json(**failure_from_exception(exception))

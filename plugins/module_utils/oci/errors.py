@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import redact_userinfo
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 
 _SECRET_PATTERNS = [
@@ -25,10 +26,6 @@ _SECRET_PATTERNS = [
                    r"[^\"'&\s,}]+"),
         r"\1<redacted>",
     ),
-    # user:password@host in URLs
-    (re.compile(r"(?i)(\w+://)[^/@\s:]+:[^/@\s]+@"), r"\1<redacted>@"),
-    # user:password@host/repo in scheme-less image references
-    (re.compile(r"(?<![\w.:/@-])[^\s/@:'\"]+:[^\s/@'\"]+@(?=[A-Za-z0-9.-]+(?::[0-9]+)?/)"), "<redacted>@"),
 ]
 
 
@@ -45,7 +42,7 @@ def redact(text, secrets=None):
             text = text.replace(str(secret), "<redacted>")
     for pattern, repl in _SECRET_PATTERNS:
         text = pattern.sub(repl, text)
-    return text
+    return redact_userinfo(text)
 
 
 class OCIError(KubeforgeError):

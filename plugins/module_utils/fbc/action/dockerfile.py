@@ -9,10 +9,9 @@ __metaclass__ = type
 
 import json
 import os
-import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, WriteError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, WriteError, check_one_line
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import write_file
 
@@ -56,20 +55,18 @@ LABEL {label}=/configs
 """
 
 
-# C0 controls (newline, carriage return, NUL, ...), DEL and the Unicode line separators: a Dockerfile has no escape for
-# them, and a newline would let a value start a new instruction (``RUN ...``).
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
-
-
 def check_line_safe(field, value):
     """Refuse a string that cannot be written on one Dockerfile line; returns ``value``."""
-    if not isinstance(value, str):
-        raise FBCError("%s must be a string" % field)
-    m = _CONTROL_RE.search(value)
-    if m:
-        raise FBCError("%s must not contain a line break or control character (%s at character %d)"
-                       % (field, json.dumps(m.group()), m.start()))
-    return value
+    return check_one_line(field, value)
+
+
+def fbc_root_name(fbc_dir):
+    """``(parent, name)`` of an FBC root directory, as opm names it in ``ADD <name> /configs``."""
+    fbc_dir = os.path.normpath(os.fspath(fbc_dir))
+    parent, name = os.path.split(fbc_dir)
+    if name in ("", ".", ".."):
+        parent, name = os.path.split(os.path.abspath(fbc_dir))
+    return parent, name
 
 
 def _quote_label(text):
@@ -138,10 +135,7 @@ def write_dockerfile(fbc_dir, base_image=DEFAULT_IMAGE, builder_image=None, extr
     """opm generate dockerfile <fbcRootDir>: writes <parent>/<dirname>.Dockerfile, refusing to overwrite."""
     if builder_image == "scratch":
         raise FBCError('invalid builder image: "scratch"')
-    fbc_dir = os.path.normpath(os.fspath(fbc_dir))
-    parent, name = os.path.split(fbc_dir)
-    if name in ("", ".", ".."):
-        parent, name = os.path.split(os.path.abspath(fbc_dir))
+    parent, name = fbc_root_name(fbc_dir)
     target = os.path.join(parent, name + ".Dockerfile")
     if os.path.exists(target):
         raise WriteError("path %s: file already exists" % json.dumps(target), path=target)

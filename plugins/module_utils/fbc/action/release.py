@@ -33,8 +33,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.e
     add_bundle_semver,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import (
-    SCHEMA_BASIC,
-    SCHEMA_SEMVER,
+    TEMPLATE_TYPES as _SCHEMA_OF_TYPE,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import (
+    TEMPLATES,
     render_template,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
@@ -44,7 +46,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.u
 
 DEFAULT_BUNDLE_REGISTRY = "quay.io/community-operator-pipeline-prod"
 ALLOWED_BUNDLE_REGISTRIES = ("quay.io/community-operator-pipeline-prod/", "quay.io/openshift-community-operators/")
-TEMPLATE_TYPES = {SCHEMA_BASIC: "basic", SCHEMA_SEMVER: "semver"}
+# ci.yaml catalog_mapping type (a template schema) -> template kind, for the schemas we render
+TEMPLATE_TYPES = {schema: kind for kind, schema in _SCHEMA_OF_TYPE.items() if schema in TEMPLATES}
 PROMOTION_STRATEGIES = ("review-needed", "always", "never")
 _CATALOG_RE = re.compile(r"^v\d+\.\d+$")
 

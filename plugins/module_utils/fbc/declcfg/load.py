@@ -929,7 +929,6 @@ def _check_bundle_objects(bundle):
 
 # ----------------------------------------------------------------------------------------- meta + builder
 
-_FOLD_SCHEMA = "schema"
 _META_KEYS = ("schema", "package", "name")
 
 

@@ -698,10 +698,14 @@ def dumps(cfg, output_format="yaml"):
 
 def write_file(cfg, path, output_format="yaml", output=None):
     """opm's WriteJSON/WriteYAML into the file ``path``, streamed through a files.FileOutput (``output``: the
-    caller's, committed by the caller; None: one of our own, committed here). Returns True when the file changed."""
-    if output is None:
-        return files.write_file(path, iter_format(cfg, output_format))
-    return output.write(path, iter_format(cfg, output_format))
+    caller's, committed by the caller; None: one of our own, committed here). Returns True when the file changed.
+    Filesystem errors become WriteError naming the file."""
+    try:
+        if output is None:
+            return files.write_file(path, iter_format(cfg, output_format))
+        return output.write(path, iter_format(cfg, output_format))
+    except OSError as e:
+        raise WriteError("write file %s: %s" % (json.dumps(path), e.strerror or e), path=path) from None
 
 
 def split_by_package(cfg):
@@ -763,10 +767,7 @@ def write_fs(cfg, root_dir, output_format="yaml", output=None):
         output = files.FileOutput()
     try:
         for path, part in layout:
-            try:
-                write_file(part, path, output_format, output=output)
-            except OSError as e:
-                raise WriteError("write file %s: %s" % (json.dumps(path), e.strerror or e), path=path) from None
+            write_file(part, path, output_format, output=output)
         if own:
             output.commit()
     finally:

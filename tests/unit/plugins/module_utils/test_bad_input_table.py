@@ -18,6 +18,7 @@ import pytest
 from fbc_testlib import SVG_SMALL_CIRCLE, cfg, new_test_bundle, new_test_channel, new_test_package
 from testdata import data_path
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.templates import add_to_template, remove_from_template
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import dockerfile as D
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import migrate as M
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import release as R
@@ -36,10 +37,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.mode
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.convert import convert_fbc_stream
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import check_template_rewritable
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import render_template
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import call_renderer, load_first_document
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import load_docker_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import parse_platform
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import redact
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import RegistryError, redact
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 
 SECRET = "s3cr3t-PASSWORD"
@@ -225,6 +226,21 @@ CASES = [
      'render reference "<redacted>@quay.io/org/p-bundle:v1": ' + CREDS, "exact"),
     ("creds-catalog-image-validate", _credentials_in_catalog, ValueError,
      'invalid image pull spec "<redacted>@quay.io/org/p-bundle:v1.0.0"', "fragment"),
+    # a "/" or "@" inside the password still masks the whole user info
+    ("creds-oci-reference-slash-in-password", lambda t: parse_reference("robot:%s/x@quay.io/org/cat:1" % SECRET),
+     Exception, "invalid image reference: " + CREDS, "exact"),
+    ("creds-template-image-at-in-password", lambda t: call_renderer(
+        lambda ref: None, "robot:%s@x@quay.io/org/p-bundle:v1" % SECRET), Exception,
+     'render reference "<redacted>@quay.io/org/p-bundle:v1": ' + CREDS, "exact"),
+    ("creds-add-bundle-image", lambda t: add_to_template(
+        None, "basic", "robot:%s@quay.io/o/b:1" % SECRET, ["stable"], name="b.v1", package="b"), ValueError,
+     "add_bundle.image: " + CREDS, "exact"),
+    ("creds-remove-bundle-image", lambda t: remove_from_template(
+        {"schema": "olm.template.basic", "entries": []}, "basic", ["robot:%s@quay.io/o/b:1" % SECRET]), Exception,
+     "remove_bundle: " + CREDS, "exact"),
+    ("creds-redact-registry-message", lambda t: (_ for _ in ()).throw(
+        RegistryError("GET https://robot:%s/x@quay.io/v2/o/b failed" % SECRET)), Exception,
+     "GET https://<redacted>@quay.io/v2/o/b failed", "exact"),
 
     # 5. release version vs the bundle's CSV
     ("release-version-vs-spec", lambda t: R.check_release_version("1.2.4", _csv("p.v1.2.3", "1.2.3")), Exception,

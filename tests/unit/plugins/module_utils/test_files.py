@@ -86,6 +86,35 @@ def test_temporary_names_never_follow_a_symlink(tmp_path):
     assert dest.read_text() == "data" and victim.read_text() == "precious"
 
 
+def test_dangling_symlink_destination_is_replaced_with_and_without_diff(tmp_path):
+    for diff in (False, True):
+        dest = tmp_path / ("out%d.yaml" % diff)
+        os.symlink(tmp_path / "missing", dest)
+        with FileOutput(diff=diff) as out:
+            assert out.write(str(dest), "data") is True
+            out.commit()
+        assert not dest.is_symlink() and dest.read_text() == "data"
+        assert out.diffs == ([make_diff(str(dest), None, b"data")] if diff else [])
+
+
+def test_a_path_is_written_once_per_output(tmp_path):
+    with pytest.raises(ValueError, match="written twice"):
+        with FileOutput() as out:
+            out.write(str(tmp_path / "a"), "1")
+            out.write(str(tmp_path / "a"), "2")
+    assert os.listdir(tmp_path) == []
+
+
+def test_temporaries_of_other_hosts_and_live_processes_are_kept(tmp_path):
+    ours_dead = tmp_path / (".kubeforge-%s-999999999-x.abcdef12.tmp" % files._host_tag())
+    other_host = tmp_path / ".kubeforge-00000000-999999999-x.abcdef12.tmp"
+    ours_alive = tmp_path / (files.temp_prefix("x") + "abcdef12.tmp")
+    for p in (ours_dead, other_host, ours_alive):
+        p.write_text("")
+    assert files.remove_stale_temps(str(tmp_path)) == [str(ours_dead)]
+    assert sorted(os.listdir(tmp_path)) == sorted([other_host.name, ours_alive.name])
+
+
 def test_write_replaces_a_symlinked_destination_not_its_target(tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("precious")
@@ -96,11 +125,12 @@ def test_write_replaces_a_symlinked_destination_not_its_target(tmp_path):
 
 
 @pytest.mark.parametrize("name,expected", [
-    (".kubeforge-123-catalog.yaml.ab12_x9z.tmp", True),
-    (".kubeforge-99-render.k2j4l5m6", True),
+    (".kubeforge-0a1b2c3d-123-catalog.yaml.ab12_x9z.tmp", True),
+    (".kubeforge-0a1b2c3d-99-render.k2j4l5m6", True),
+    (".kubeforge-123-catalog.yaml.ab12_x9z.tmp", False),
     (".kubeforge-catalog.yaml", False),
     ("catalog.yaml", False),
-    (".kubeforge-12-x", False),
+    (".kubeforge-0a1b2c3d-12-x", False),
 ])
 def test_is_temp_name(name, expected):
     assert files.is_temp_name(name) is expected

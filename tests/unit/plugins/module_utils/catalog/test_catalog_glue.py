@@ -124,6 +124,8 @@ def test_git_repo_helpers(tmp_path):
     assert len(head) == 40 and repo.rev_parse("nope") is None
     assert repo.ls_tree(head, "x") == ["x/a.txt"]
     assert repo.read_blobs(head, ["x/a.txt", "missing", "b.txt", "x"]) == {"x/a.txt": b"A\n\x00binary", "b.txt": b"B"}
+    with pytest.raises(GitError, match="line break"):
+        repo.read_blobs(head, ["x/a.txt\nHEAD:b.txt"])
     assert repo.current_branch() == "refs/heads/main"
     assert check_branch_name(repo, "op-1.0.0") == "op-1.0.0"
     for bad in ("a..b", "a b", "-x", "a.lock", "/a", "a/"):

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, UnsafeNameError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, UnsafeNameError, WriteError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_catalog, validate_config
 
 BILLION_LAUGHS = """schema: olm.package
@@ -141,7 +141,7 @@ def test_write_failure_leaves_previous_file(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise OSError("disk full")
     monkeypatch.setattr(os, "fsync", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(WriteError, match="write file .*catalog.json.*disk full"):
         W.write_file(DeclarativeConfig(others=[{"schema": "x"}]), str(target), "json")
     assert target.read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["catalog.json"]

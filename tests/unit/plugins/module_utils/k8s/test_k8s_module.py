@@ -111,9 +111,12 @@ def test_failure_from_other_exceptions(exc):
     assert "reason" not in failure
 
 
-def test_fail_from_exception_merges_partial_results():
+def test_run_merges_partial_results_of_errors():
+    def execute(module):
+        raise K8sError("nope", result={"changed": False})
+
     with pytest.raises(Exited) as info:
-        make().fail_from_exception(K8sError("nope", result={"changed": False}))
+        make().run(execute)
     assert info.value.kwargs["msg"] == "nope" and info.value.kwargs["changed"] is False
 
 
