@@ -2,14 +2,11 @@
 
 import json
 import os
-import subprocess
-import sys
 
 from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_image
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FBC_DIR = str(data_path("community-operators-prod", "catalogs", "v4.20", "kube-green"))
 
 PLAYBOOK = """
@@ -74,31 +71,12 @@ PLAYBOOK = """
 """
 
 
-def test_module_via_ansible_playbook(registry, opm_base, tmp_path):
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAYBOOK)
+def test_module_via_ansible_playbook(registry, opm_base, tmp_path, run_playbook):
     bad = "Wrong-Pa55word-%s" % os.urandom(3).hex()
-    extra = {"fbc_dir": FBC_DIR, "registry": registry.host, "username": registry.username,
-             "password": registry.password, "ca_file": registry.ca_file, "out_dir": str(tmp_path), "bad_password": bad, "opm_base": opm_base[0],
-             "ansible_python_interpreter": sys.executable}
-    (tmp_path / "vars.json").write_text(json.dumps(extra))
-    env = dict(os.environ)
-    site = [p for p in sys.path if p.endswith("site-packages")]
-    env.update({
-        "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([os.path.join(ROOT, ".build", "collections")] + site),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
-        "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        "ANSIBLE_LOCALHOST_WARNING": "0",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-    })
-    bindir = os.path.dirname(sys.executable)
-    proc = subprocess.run([os.path.join(bindir, "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", "@" + str(tmp_path / "vars.json"), str(playbook)],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output
+    returncode, output = run_playbook(PLAYBOOK, {
+        "fbc_dir": FBC_DIR, "registry": registry.host, "username": registry.username, "password": registry.password,
+        "ca_file": registry.ca_file, "out_dir": str(tmp_path), "bad_password": bad, "opm_base": opm_base[0]})
+    assert returncode == 0, output
     assert registry.password not in output and bad not in output
     res = json.loads((tmp_path / "results.json").read_text())
 

@@ -9,8 +9,6 @@ import json
 import os
 import re
 import ssl
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -29,7 +27,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image impo
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_image
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FBC_DIR = str(data_path("community-operators-prod", "catalogs", "v4.20", "kube-green"))
 
 
@@ -260,31 +257,14 @@ PLAYBOOK = """
 """
 
 
-def test_catalog_image_module_with_token_auth(token_registry, base_image, tmp_path):
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAYBOOK)
+def test_catalog_image_module_with_token_auth(token_registry, base_image, tmp_path, run_playbook):
     bad = "Wrong-Pa55word-%s" % os.urandom(3).hex()
     users = token_registry.tokens.users
-    extra = {"fbc_dir": FBC_DIR, "registry": token_registry.host, "base_image": base_image[0], "ca_file": token_registry.ca_file,
-             "pusher_password": users["pusher"], "reader_password": users["reader"], "bad_password": bad, "out_dir": str(tmp_path),
-             "ansible_python_interpreter": sys.executable}
-    (tmp_path / "vars.json").write_text(json.dumps(extra))
-    env = dict(os.environ)
-    site = [p for p in sys.path if p.endswith("site-packages")]
-    env.update({
-        "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([os.path.join(ROOT, ".build", "collections")] + site),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
-        "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        "ANSIBLE_LOCALHOST_WARNING": "0",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-    })
-    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", "@" + str(tmp_path / "vars.json"), str(playbook)],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output
+    returncode, output = run_playbook(PLAYBOOK, {
+        "fbc_dir": FBC_DIR, "registry": token_registry.host, "base_image": base_image[0],
+        "ca_file": token_registry.ca_file, "pusher_password": users["pusher"], "reader_password": users["reader"],
+        "bad_password": bad, "out_dir": str(tmp_path)})
+    assert returncode == 0, output
     for secret in (bad, users["pusher"], users["reader"]):
         assert secret not in output
     res = json.loads((tmp_path / "results.json").read_text())
