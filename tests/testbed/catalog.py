@@ -1,4 +1,8 @@
-"""The kube-demo File-Based Catalog served by `opm serve`: bundles rendered by the real `opm render`.
+"""The testbed's File-Based Catalog served by `opm serve`: bundles rendered by the real `opm render`.
+
+One package per fixture directory (fixtures/<package>/): its catalog-template.yaml (an olm.template.basic)
+gives the olm.package and olm.channel blobs, and every bundles/<version> directory is rendered with
+`opm render`. The catalog is written to <dest>/<package>/catalog.yaml, one file per package.
 
 Bundles are rendered from their directories, so their `image` is empty and their manifests travel as
 olm.bundle.object properties: OLM then installs from the embedded content, with no unpack Job (an unpack
@@ -13,46 +17,54 @@ import yaml
 
 from testbed import config
 
-PACKAGE = "kube-demo"
-BUNDLES_DIR = config.FIXTURES_DIR / PACKAGE / "bundles"
-VERSIONS = ("0.0.1", "0.0.2")
-CHANNELS = ("alpha", "stable")
-DEFAULT_CHANNEL = "stable"
+TEMPLATE = "catalog-template.yaml"
+# Packages in the served catalog, in the order they are rendered (each one is fixtures/<name>/).
+PACKAGES = ("kube-demo", "kube-demo-addon", "kube-crashloop", "kube-privileged", "kube-allns")
 
 
-def catalog_header() -> list:
-    """The olm.package and olm.channel blobs: each channel holds 0.0.1 and 0.0.2, which replaces 0.0.1."""
-    blobs = [{"schema": "olm.package", "name": PACKAGE, "defaultChannel": DEFAULT_CHANNEL}]
-    for channel in CHANNELS:
-        entries = []
-        previous = None
-        for version in VERSIONS:
-            entry = {"name": f"{PACKAGE}.v{version}"}
-            if previous:
-                entry["replaces"] = previous
-            entries.append(entry)
-            previous = entry["name"]
-        blobs.append({"schema": "olm.channel", "package": PACKAGE, "name": channel, "entries": entries})
+def package_dir(package: str) -> Path:
+    return config.FIXTURES_DIR / package
+
+
+def catalog_header(package: str) -> list:
+    """The olm.package and olm.channel blobs of a package, taken from its basic catalog template."""
+    template = yaml.safe_load((package_dir(package) / TEMPLATE).read_text())
+    blobs = [entry for entry in template["entries"] if entry.get("schema") in ("olm.package", "olm.channel")]
+    names = {(blob["schema"], blob.get("package", blob["name"])) for blob in blobs}
+    if ("olm.package", package) not in names:
+        raise RuntimeError(f"{package}/{TEMPLATE} has no olm.package entry named {package}")
     return blobs
 
 
-def render_kube_demo(opm: Path, dest: Path) -> Path:
-    """Render the kube-demo FBC into dest/<package>/catalog.yaml with opm, validate it, return dest."""
-    tmp = dest.with_name(dest.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / PACKAGE).mkdir(parents=True)
-    docs = [yaml.safe_dump(blob, sort_keys=False) for blob in catalog_header()]
-    for version in VERSIONS:
+def bundle_versions(package: str) -> list:
+    """The bundle directories of a package (fixtures/<package>/bundles/<version>), oldest first."""
+    dirs = [d for d in (package_dir(package) / "bundles").iterdir() if d.is_dir()]
+    return sorted(dirs, key=lambda d: tuple(int(p) for p in d.name.split(".")))
+
+
+def render_package(opm: Path, package: str) -> str:
+    """The catalog.yaml text of one package: header blobs, then `opm render` of each bundle directory."""
+    docs = [yaml.safe_dump(blob, sort_keys=False) for blob in catalog_header(package)]
+    for bundle in bundle_versions(package):
         rendered = subprocess.run(  # noqa: S603
-            [str(opm), "render", str(BUNDLES_DIR / version), "-o", "yaml"], capture_output=True, text=True, check=False
+            [str(opm), "render", str(bundle), "-o", "yaml"], capture_output=True, text=True, check=False
         )
         if rendered.returncode != 0:
-            raise RuntimeError(f"opm render {BUNDLES_DIR / version} failed: {rendered.stderr.strip()}")
+            raise RuntimeError(f"opm render {bundle} failed: {rendered.stderr.strip()}")
         docs.append(rendered.stdout.strip().lstrip("-").strip() + "\n")
-    (tmp / PACKAGE / "catalog.yaml").write_text("---\n" + "---\n".join(docs))
+    return "---\n" + "---\n".join(docs)
+
+
+def render_catalog(opm: Path, dest: Path, packages: tuple = PACKAGES) -> Path:
+    """Render every package into dest/<package>/catalog.yaml with opm, validate the whole FBC, return dest."""
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for package in packages:
+        (tmp / package).mkdir(parents=True)
+        (tmp / package / "catalog.yaml").write_text(render_package(opm, package))
     validated = subprocess.run([str(opm), "validate", str(tmp)], capture_output=True, text=True, check=False)  # noqa: S603
     if validated.returncode != 0:
-        raise RuntimeError(f"opm validate of the kube-demo catalog failed: {validated.stderr.strip()}")
+        raise RuntimeError(f"opm validate of the testbed catalog failed: {validated.stderr.strip()}")
     shutil.rmtree(dest, ignore_errors=True)
     tmp.replace(dest)
     return dest

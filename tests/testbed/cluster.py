@@ -1,12 +1,16 @@
 """Bring the testbed up, report on it, and tear it down.
 
-Processes: etcd (data on tmpfs), kube-apiserver (RBAC, Pod Security admission, generated PKI),
-kube-controller-manager, kube-scheduler, kwok (default stages + marked-image stages), OLM's olm and
-catalog operators, and `opm serve` for the kube-demo catalog. All bind or are reached on 127.0.0.1.
+Processes: etcd (data on tmpfs), kube-apiserver (RBAC, Pod Security admission, generated PKI, front-proxy
+config for aggregated APIs, an audit log of the bench user), kube-controller-manager, kube-scheduler, kwok
+(default stages + marked-image stages), OLM's olm and catalog operators, OLM's packageserver (the
+PackageManifest API, through the aggregator), and `opm serve` for the test catalog. All bind or are reached
+on 127.0.0.1.
 State (pids, ports, paths) is kept in <run>/state.json so another process can reuse or stop it.
 """
 
 import base64
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -20,11 +24,49 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from testbed import catalog, config, procs
-from testbed.pki import Pki
+from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
 from testbed.registry import LocalRegistry, RegistryError
 
 # Component start order; teardown runs it backwards.
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "opm", "registry")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "packageserver", "opm", "registry")
+# Binaries the testbed runs (scripts/build.sh builds them all).
+BINARIES = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "kwok",
+    "olm",
+    "catalog",
+    "package-server",
+    "opm",
+)
+PACKAGES_API = "v1.packages.operators.coreos.com"
+# Where client-go's rest.InClusterConfig reads a service account token and CA (a constant upstream).
+IN_CLUSTER_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# Runs in packageserver's private mount namespace: makes IN_CLUSTER_SA_DIR show the testbed's token and CA
+# (on a tmpfs when the path does not exist on the host), then becomes packageserver. The host's mounts and
+# files stay untouched: every mount here lives and dies with that namespace.
+_SA_MOUNT_SCRIPT = """set -eu
+sa=$1 target=$2 base=$3
+shift 3
+if [ "$base" != "$target" ]; then
+  mount -t tmpfs -o mode=0755,size=1m kubeforge-testbed-sa "$base"
+  mkdir -p "$target"
+fi
+mount --bind "$sa" "$target"
+exec "$@"
+"""
+# Audit policy: Metadata for the bench user's requests (one event per request: RequestReceived is omitted,
+# watches add ResponseStarted), nothing for anybody else.
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [{"level": "Metadata", "users": [BENCH_USER]}, {"level": "None"}],
+}
+BENCH_BINDING = "kubeforge-testbed-bench-cluster-admin"
 
 
 class TestbedError(RuntimeError):
@@ -58,6 +100,22 @@ def _versions(bin_path: Path) -> dict[str, str]:
     names = ("kubernetes", "etcd", "kwok", "olm", "opm", "go")
     values = (bin_path / "VERSIONS").read_text().split()
     return dict(zip(names, values))
+
+
+def parse_audit_events(data: bytes) -> list[tuple[str, str, int]]:
+    """(verb, requestURI, code) per request from JSON-lines audit events; see Testbed.audit_requests()."""
+    requests: dict[str, tuple[str, str, int]] = {}
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        stage, verb = event.get("stage"), event.get("verb", "")
+        if stage == "ResponseComplete" and verb == "watch":
+            continue  # counted at its ResponseStarted (possibly in an earlier window)
+        if stage not in ("ResponseStarted", "ResponseComplete") or event["auditID"] in requests:
+            continue
+        requests[event["auditID"]] = (verb, event.get("requestURI", ""), int(event.get("responseStatus", {}).get("code", 0)))
+    return list(requests.values())
 
 
 class Testbed:
@@ -103,6 +161,9 @@ class Testbed:
             "processes": procs_status,
             "kubeconfig": self.kubeconfig if self.state else None,
             "catalog_address": self.catalog_address if self.state.get("ports") else None,
+            "packageserver": f"https://127.0.0.1:{self.state['ports']['packageserver']}" if self.state.get("ports", {}).get("packageserver") else None,
+            "bench_kubeconfig": self.state.get("bench_kubeconfig"),
+            "audit_log": self.state.get("audit_log"),
             "nodes": self.state.get("nodes"),
             "versions": self.state.get("versions"),
             "rss_mib": self.rss_mib(),
@@ -140,17 +201,34 @@ class Testbed:
             return False
 
     # -------------------------------------------------------------------- up
+    @contextlib.contextmanager
+    def _exclusive(self):
+        """Serialise up and down between processes (two pytest sessions may start at once), then reload the state."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run_dir / ".lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                self.state = self._load_state()
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True) -> dict:
         """Start everything (reusing a running testbed) and return status(); raises TestbedError."""
+        with self._exclusive():
+            return self._up(nodes, with_scc, build_first)
+
+    def _up(self, nodes: int, with_scc: bool, build_first: bool) -> dict:
         if self.state and self.is_running():
             _log(f"testbed already running: reusing it ({self.kubeconfig})")
             return self.status()
         if self.state:
-            self.down()  # a stale state file: processes died (e.g. the machine restarted)
+            self._down()  # a stale state file: processes died (e.g. the machine restarted)
         started = time.monotonic()
         bins = build() if build_first else bin_dir()
-        if not (bins / ".done").exists():
-            raise TestbedError("testbed binaries are not built: run `make testbed-build`")
+        missing = [name for name in BINARIES if not (bins / name).exists()]
+        if not (bins / ".done").exists() or missing:
+            raise TestbedError("testbed binaries are not built{}: run `make testbed-build`".format(f" (missing: {', '.join(missing)})" if missing else ""))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.pki.ensure()
         etcd_dir = config.ETCD_DATA_ROOT / (f"kubeforge-testbed-{os.getpid()}")
@@ -158,11 +236,17 @@ class Testbed:
             "bin": str(bins),
             "versions": _versions(bins),
             "etcd_data": str(etcd_dir),
-            "ports": {k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry")},
+            "ports": {
+                k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry", "packageserver")
+            },
+            "audit_log": str(self.audit_log),
+            "bench_kubeconfig": str(self.bench_kubeconfig),
             "processes": {},
             "nodes": 0,
         }
         self._save_state()
+        # A fresh audit log per testbed: offsets into it start at 0.
+        self.audit_log.unlink(missing_ok=True)
         try:
             self._start_control_plane(bins, etcd_dir)
             self._write_kubeconfigs()
@@ -170,12 +254,14 @@ class Testbed:
             self.scale_nodes(nodes)
             self._install_olm(bins, with_scc)
             self.state["scc_crd"] = with_scc
+            self._start_packageserver(bins)
             self._start_opm(bins)
             self._start_registry()
+            self._register_packageserver()
         except Exception:
             _log(f"bring-up failed; stopping what was started (logs kept in {self.log_dir})")
             try:
-                self.down(keep_logs=True)
+                self._down(keep_logs=True)
             except TestbedError as exc:  # report, but keep the bring-up error as the one raised
                 _log(str(exc))
             raise
@@ -248,6 +334,21 @@ class Testbed:
                 # The endpoint reconciler would publish 127.0.0.1 as the `kubernetes` Service endpoint, which
                 # Endpoints validation rejects; nothing in the testbed uses that Service.
                 "--endpoint-reconciler-type=none",
+                # Front proxy: the aggregator authenticates to aggregated API servers (OLM's packageserver) with
+                # this client certificate and passes the user in X-Remote-* headers.
+                f"--requestheader-client-ca-file={pki.path('front-proxy-ca.crt')}",
+                f"--requestheader-allowed-names={FRONT_PROXY_CLIENT_CN}",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={pki.path('front-proxy-client.crt')}",
+                f"--proxy-client-key-file={pki.path('front-proxy-client.key')}",
+                # Audit log of the bench user's requests only (see AUDIT_POLICY); no rotation within a testbed's life.
+                f"--audit-policy-file={self._write_audit_policy()}",
+                f"--audit-log-path={self.audit_log}",
+                "--audit-log-format=json",
+                "--audit-log-maxsize=100000",
+                "--audit-log-maxbackup=1",
                 "--profiling=false",
                 "--v=1",
             ],
@@ -324,6 +425,67 @@ class Testbed:
         self._write_component_kubeconfig("admin", "kubeconfig")
         self._write_component_kubeconfig("kwok")
         self._write_component_kubeconfig("olm")
+        self._write_component_kubeconfig("bench", self.bench_kubeconfig.name)
+        # The bench user (no groups) is a cluster-admin through this one binding, made for benchmarks only.
+        self._apply(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": BENCH_BINDING, "labels": {"app.kubernetes.io/managed-by": "kubeforge-testbed"}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": BENCH_USER}],
+            }
+        )
+
+    def _apply(self, *objects: dict) -> None:
+        self.kubectl("apply", "-f", "-", input_text=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+
+    def _write_audit_policy(self) -> Path:
+        path = self.run_dir / "audit-policy.yaml"
+        path.write_text(json.dumps(AUDIT_POLICY, indent=2))
+        return path
+
+    # ------------------------------------------------------------------ audit
+    @property
+    def audit_log(self) -> Path:
+        return self.log_dir / "audit.log"
+
+    @property
+    def bench_kubeconfig(self) -> Path:
+        return self.run_dir / "bench.kubeconfig"
+
+    def audit_offset(self) -> int:
+        """The audit log's current size: pass it to audit_requests() to see only the requests made after now."""
+        try:
+            return self.audit_log.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def audit_requests(self, since_offset: int = 0) -> list[tuple[str, str, int]]:
+        """(verb, requestURI, HTTP code) of each API request the bench user made after byte `since_offset`.
+
+        One entry per request (unique auditID), in log order: a finished request at stage ResponseComplete, a
+        watch at ResponseStarted (so a watch counts when it starts, and its ResponseComplete, in this window or a
+        later one, is not counted again). The log is written after the response: wait for a request to show up
+        rather than expecting it the moment the client returns. Raises TestbedError when the log is shorter than
+        `since_offset` (a new testbed started since).
+        """
+        return parse_audit_events(self._read_audit_log(since_offset))
+
+    def _read_audit_log(self, since_offset: int) -> bytes:
+        try:
+            with open(self.audit_log, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                if handle.tell() < since_offset:
+                    raise TestbedError(f"the audit log is shorter than offset {since_offset}: the testbed was restarted")
+                handle.seek(since_offset)
+                data = handle.read()
+        except FileNotFoundError:
+            if since_offset:
+                raise TestbedError(f"no audit log at {self.audit_log}") from None
+            return b""
+        # A line still being written is left for the next read.
+        return data[: data.rfind(b"\n") + 1]
 
     def kubectl(self, *args: str, input_text: Optional[str] = None, check: bool = True) -> subprocess.CompletedProcess:
         argv = [str(Path(self.state["bin"]) / "kubectl"), "--kubeconfig", self.kubeconfig] + list(args)
@@ -472,8 +634,144 @@ class Testbed:
                 return found[0]
         raise TestbedError("SecurityContextConstraints CRD not found in the github.com/openshift/api module cache")
 
+    # ---------------------------------------------------------- packageserver
+    def _packageserver_objects(self) -> list[dict]:
+        """ServiceAccount and least-privilege RBAC of packageserver (no wildcards)."""
+        name = "kubeforge-testbed-packageserver"
+        labels = {"app.kubernetes.io/managed-by": "kubeforge-testbed"}
+        subject = [{"kind": "ServiceAccount", "name": "packageserver", "namespace": "olm"}]
+
+        def role_ref(kind: str, role: str) -> dict:
+            return {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role}
+
+        return [
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "packageserver", "namespace": "olm", "labels": labels}},
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": name, "labels": labels},
+                # The PackageManifests come from the CatalogSources' registries; OLMConfig sets the sync interval.
+                "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["catalogsources", "olmconfigs"], "verbs": ["get", "list", "watch"]}],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name, "labels": labels},
+                "roleRef": role_ref("ClusterRole", name),
+                "subjects": subject,
+            },
+            # Delegated authentication and authorization (TokenReviews, SubjectAccessReviews) of an aggregated API server.
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name + "-auth-delegator", "labels": labels},
+                "roleRef": role_ref("ClusterRole", "system:auth-delegator"),
+                "subjects": subject,
+            },
+            # The front-proxy CA and header names, from kube-system/extension-apiserver-authentication.
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": name + "-auth-reader", "namespace": "kube-system", "labels": labels},
+                "roleRef": role_ref("Role", "extension-apiserver-authentication-reader"),
+                "subjects": subject,
+            },
+        ]
+
+    def _start_packageserver(self, bins: Path) -> None:
+        """OLM's packageserver as a local process on 127.0.0.1, as ServiceAccount olm/packageserver.
+
+        OLM v0.46.0's packageserver builds its delegated authorizer from the in-cluster config whatever its
+        flags say (server.go sets RemoteKubeConfigFile on the authentication options where it means the
+        authorization ones), so it runs with that config: in a private mount namespace (`unshare`) where
+        /var/run/secrets/kubernetes.io/serviceaccount holds a token of the ServiceAccount and the testbed CA,
+        and KUBERNETES_SERVICE_HOST/PORT name the API server on 127.0.0.1.
+        """
+        self._apply(*self._packageserver_objects())
+        sa_dir = self.run_dir / "packageserver" / "serviceaccount"
+        sa_dir.mkdir(parents=True, exist_ok=True)
+        sa_dir.chmod(0o700)
+        token = self.kubectl("create", "token", "packageserver", "-n", "olm", "--duration=8760h").stdout.strip()
+        for name, data in (("token", token), ("ca.crt", self.pki.path("ca.crt").read_text()), ("namespace", "olm")):
+            target = sa_dir / name
+            tmp = target.with_suffix(".tmp")
+            tmp.write_text(data)
+            tmp.chmod(0o600)
+            tmp.replace(target)
+        target = Path(os.path.realpath(IN_CLUSTER_SA_DIR))
+        base = target
+        while not base.exists():
+            base = base.parent
+        if base == Path("/"):
+            raise TestbedError(f"cannot place the packageserver's token: no parent directory of {target} exists")
+        # As root a private mount namespace is enough; otherwise an unprivileged user namespace maps us to root.
+        unshare = ["unshare", "--mount", "--propagation", "private"]
+        if os.geteuid() != 0:
+            unshare[1:1] = ["--user", "--map-root-user"]
+        binary = str(bins / "package-server")
+        argv = unshare + ["--", "/bin/sh", "-c", _SA_MOUNT_SCRIPT, "packageserver", str(sa_dir), str(target), str(base)]
+        argv += [
+            binary,
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.state['ports']['packageserver']}",
+            f"--tls-cert-file={self.pki.path('packageserver-serving.crt')}",
+            f"--tls-private-key-file={self.pki.path('packageserver-serving.key')}",
+            "--global-namespace=olm",
+            "--v=1",
+        ]
+        env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self.state["ports"]["apiserver"])}
+        unset = ("CI", "KUBECONFIG", "GRPC_PROXY", "grpc_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+        self._start("packageserver", argv, env=env, unset=unset)
+        record = self.state["processes"]["packageserver"]
+        # The record names the binary the process becomes (after unshare and sh exec it) to guard against pid reuse.
+        if not procs.wait_exec(record["pid"], binary, 10):
+            detail = procs.tail(record["log"])
+            raise TestbedError(f"packageserver did not start (unshare needs root or unprivileged user namespaces); last log lines:\n{detail}")
+        record["binary"] = binary
+        self._save_state()
+
+    def _register_packageserver(self) -> None:
+        """Serve packages.operators.coreos.com through the aggregator once packageserver listens.
+
+        The APIService names an ExternalName Service `localhost`: the aggregator's resolver (ResolveCluster in
+        k8s.io/apiserver pkg/util/proxy) turns it into https://localhost:<port> and checks the serving
+        certificate for <service>.<namespace>.svc.
+        """
+        port = self.state["ports"]["packageserver"]
+        self._wait("packageserver on 127.0.0.1:%d" % port, lambda: procs.port_open(port), 60, "packageserver")
+        service, namespace = PACKAGESERVER_SERVICE
+        labels = {"app.kubernetes.io/managed-by": "kubeforge-testbed"}
+        self._apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": service, "namespace": namespace, "labels": labels},
+                "spec": {"type": "ExternalName", "externalName": "localhost", "ports": [{"name": "https", "port": port, "protocol": "TCP"}]},
+            },
+            {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": PACKAGES_API, "labels": labels},
+                "spec": {
+                    "group": "packages.operators.coreos.com",
+                    "version": "v1",
+                    "groupPriorityMinimum": 2000,
+                    "versionPriority": 15,
+                    "service": {"name": service, "namespace": namespace, "port": port},
+                    "caBundle": base64.b64encode(self.pki.path("ca.crt").read_bytes()).decode(),
+                },
+            },
+        )
+
+        def available() -> bool:
+            out = self.kubectl("get", "apiservice", PACKAGES_API, "-o", "jsonpath={.status.conditions[?(@.type=='Available')].status}", check=False)
+            return out.stdout.strip() == "True"
+
+        self._wait(f"APIService {PACKAGES_API} Available", available, 60, "packageserver")
+        _log(f"packageserver on https://127.0.0.1:{port}: APIService {PACKAGES_API} Available")
+
     def _start_opm(self, bins: Path) -> None:
-        fbc = catalog.render_kube_demo(bins / "opm", self.run_dir / "catalog")
+        fbc = catalog.render_catalog(bins / "opm", self.run_dir / "catalog")
         ports = self.state["ports"]
         self._start(
             "opm",
@@ -489,7 +787,13 @@ class Testbed:
             ],
         )
         self._wait("opm serve", lambda: procs.port_open(ports["opm"]), 60, "opm")
-        _log(f"opm serve: kube-demo catalog on {self.catalog_address}")
+        _log(f"opm serve: catalog of {', '.join(catalog.PACKAGES)} on {self.catalog_address}")
+
+    def olm_manifests_dir(self) -> Optional[Path]:
+        """OLM's deploy/upstream/quickstart directory in the Go module cache for the pinned OLM version, if there."""
+        olm = self.state.get("versions", {}).get("olm")
+        path = gomodcache() / f"github.com/operator-framework/operator-lifecycle-manager@{olm}" / "deploy" / "upstream" / "quickstart"
+        return path if olm and path.is_dir() else None
 
     def _write_ansible_vars(self) -> None:
         """Extra vars for playbooks run against the testbed (`ansible-playbook -e @<run>/ansible-vars.json`)."""
@@ -504,7 +808,13 @@ class Testbed:
             # The path only: playbooks read the password with a file lookup under no_log.
             "testbed_registry_password_file": registry["password_file"],
             "testbed_fixtures_dir": str(config.FIXTURES_DIR),
+            # A client-certificate kubeconfig of user kubeforge-bench (cluster-admin): the only user in the audit log.
+            "testbed_bench_kubeconfig": str(self.bench_kubeconfig),
+            "testbed_audit_log": str(self.audit_log),
         }
+        manifests = self.olm_manifests_dir()
+        if manifests:
+            variables["testbed_olm_manifests_dir"] = str(manifests)
         path.write_text(json.dumps(variables, indent=2))
 
     def _start_registry(self) -> None:
@@ -529,6 +839,10 @@ class Testbed:
 
         Raises TestbedError when a process survives or a port still accepts connections afterwards.
         """
+        with self._exclusive():
+            self._down(keep_logs)
+
+    def _down(self, keep_logs: bool = True) -> None:
         records = self.processes()
         for record in reversed(records):
             procs.stop(record)

@@ -90,3 +90,15 @@ def tail(path: str, lines: int = 30) -> str:
     except OSError:
         return ""
     return "\n".join(data.splitlines()[-lines:])
+
+
+def wait_exec(pid: int, binary: str, timeout: float) -> bool:
+    """Wait until pid runs `binary` (a wrapper such as unshare has exec'd it); False when it exited first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if alive(pid, binary):
+            return True
+        if not alive(pid):
+            return False
+        time.sleep(0.05)
+    return False

@@ -98,6 +98,9 @@ def apply_object(client, resource, definition, field_manager, force_conflicts=Fa
                 server_side=True,
                 field_manager=field_manager,
                 force_conflicts=force_conflicts,
+                # kubernetes.core's k8s_apply forwards ``serialize`` as given, and the dynamic client returns the
+                # raw HTTP response for anything falsy (None included): ask for a ResourceInstance explicitly.
+                serialize=True,
             )
         )
     except Exception as exc:

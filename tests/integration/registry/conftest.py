@@ -5,10 +5,7 @@ Install it with ``tests/testbed/scripts/install-registry.sh`` (the build step do
 it does not skip, when the binary is missing.
 """
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 from testbed.registry import INSTALL_HINT, LocalRegistry, RegistryError, installed
@@ -95,32 +92,3 @@ def opm_base(registry, tmp_path_factory):
     changed = push_image(registry.client(), ref, image)[0]
     assert changed
     return ref, image
-
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-
-@pytest.fixture
-def run_playbook(tmp_path):
-    """``run_playbook(text, extra_vars) -> (returncode, output)``: ansible-playbook of the venv on localhost, with
-    this collection and kubernetes.core on the collections path and the variables passed as a JSON file."""
-    def run(text, extra_vars):
-        playbook = tmp_path / "play.yml"
-        playbook.write_text(text)
-        (tmp_path / "vars.json").write_text(json.dumps(dict(extra_vars, ansible_python_interpreter=sys.executable)))
-        env = dict(os.environ)
-        site = [p for p in sys.path if p.endswith("site-packages")]
-        env.update({
-            "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([os.path.join(_ROOT, ".build", "collections")] + site),
-            "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
-            "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-            "ANSIBLE_LOCALHOST_WARNING": "0",
-            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-        })
-        proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
-                               "-c", "local", "-e", "@" + str(tmp_path / "vars.json"), str(playbook)],
-                              capture_output=True, text=True, env=env, timeout=300, check=False)
-        return proc.returncode, proc.stdout + proc.stderr
-    return run

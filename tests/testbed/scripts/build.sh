@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build every testbed binary from Go modules (through the Go module proxy only) into a cache
 # directory outside the repository, keyed by every component version and the Go version.
-# Re-running is cheap: each binary is skipped when present, and a .done stamp marks a full build.
+# Re-running is cheap: each binary is skipped when present, and a .done stamp naming every component marks a
+# full build (a cache built before a component was added builds only the missing binaries).
 #
 # Usage: build.sh            build (or reuse) and print the bin directory on the last line
 #        build.sh --print-bin  only print the bin directory
@@ -35,7 +36,10 @@ export GONOSUMDB=''
 export GOFLAGS
 mkdir -p "$BIN" "$SRC"
 
-if [ -f "$BIN/.done" ]; then echo "$BIN"; exit 0; fi
+# Every binary the testbed runs; the .done stamp holds this list, so adding a component to it makes an
+# existing cache build just that component (each present binary is skipped).
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm"
+if [ -f "$BIN/.done" ] && [ "$(cat "$BIN/.done")" = "$COMPONENTS" ]; then echo "$BIN"; exit 0; fi
 
 log() { printf '[testbed-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 start=$(date +%s)
@@ -108,24 +112,30 @@ wrapper() {
   local name=$1 module=$2 version=$3; shift 3
   local wd="$SRC/$name"
   mkdir -p "$wd"
+  local tools
+  tools=$(
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for pkg in "$@"; do printf '\t_ "%s"\n' "$pkg"; done
+    printf ')'
+  )
   if [ ! -f "$wd/go.sum" ]; then
     {
       printf 'module local/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$(go env GOVERSION | sed 's/^go//')" "$module" "$version"
     } > "$wd/go.mod"
-    {
-      printf '//go:build tools\n\npackage tools\n\nimport (\n'
-      for pkg in "$@"; do printf '\t_ "%s"\n' "$pkg"; done
-      printf ')\n'
-    } > "$wd/tools.go"
-    (cd "$wd" && go mod tidy)
+  fi
+  # A new package list (a component added to an existing cache) needs go.sum entries for its packages.
+  if [ ! -f "$wd/go.sum" ] || [ "$(cat "$wd/tools.go" 2>/dev/null)" != "$tools" ]; then
+    printf '%s\n' "$tools" > "$wd/tools.go"
+    (cd "$wd" && go mod tidy >&2)
   fi
   echo "$wd"
 }
 
 build_olm() {
   local m=github.com/operator-framework/operator-lifecycle-manager wd c
-  wd=$(wrapper olm "$m" "$OLM_VERSION" "$m/cmd/olm" "$m/cmd/catalog")
-  for c in olm catalog; do
+  # package-server serves the PackageManifest API (packages.operators.coreos.com) through the aggregator.
+  wd=$(wrapper olm "$m" "$OLM_VERSION" "$m/cmd/olm" "$m/cmd/catalog" "$m/cmd/package-server")
+  for c in olm catalog package-server; do
     if need "$c"; then
       (cd "$wd" && CGO_ENABLED=0 go build -tags json1 -ldflags "-s -w -X $m/pkg/version.OLMVersion=$OLM_VERSION" \
         -o "$BIN/$c.tmp" "$m/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
@@ -151,7 +161,8 @@ build_opm
 # Source trees the testbed reads at run time (CRDs, default stages) come from the module cache.
 (cd "$SRC/olm" && go mod download "sigs.k8s.io/kwok@$KWOK_VERSION" "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" >/dev/null)
 printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$OLM_VERSION" "$OPM_VERSION" "$GO_VERSION" > "$BIN/VERSIONS"
-touch "$BIN/.done"
+for c in $COMPONENTS; do [ -x "$BIN/$c" ] || { echo "build.sh: $c was not built" >&2; exit 1; }; done
+printf '%s' "$COMPONENTS" > "$BIN/.done"
 log "build finished in $(( $(date +%s) - start ))s"
 if [ "${KUBEFORGE_TESTBED_CLEAN_GOCACHE:-0}" = 1 ]; then go clean -cache; fi
 echo "$BIN"

@@ -1,0 +1,997 @@
+"""OLM benchmarks (issue #8): kubeforge.operators.olm_operator against kubernetes.core, on the testbed, in one run.
+
+Three benchmarks, each printed as a Markdown table (and all raw runs as JSON):
+
+1. ``noop``: kube-demo 0.0.1 is installed (Manual, pinned); ``olm_operator`` with the same options against
+   ``kubernetes.core.k8s`` applying the same Subscription (``state: present``, the stored object's name, labels and
+   spec: an existing object, so no change). Both run directly as module processes (``python -m <module> args.json``,
+   the way Ansible runs a module locally, without a playbook), alternating, after one warm-up run each. Wall time
+   and the API requests each run makes, from the testbed's audit log of the ``kubeforge-bench`` user.
+   Targets: ours/anchor wall time <= 1.0 (medians), ours <= 5 API requests.
+2. ``latency``: installs kube-demo 0.0.1 with ``olm_operator`` in a fresh namespace (``--latency-runs`` times) while
+   this process watches the CSV; latency = the module process's end - the moment the watch event with phase
+   ``Succeeded`` arrived here (also given: the end - the CSV's ``status.lastTransitionTime``, whole seconds).
+   Target: <= 1 s (median).
+3. ``install``: the whole install through ``ansible-playbook``, ours (``ours-install.yml``: one olm_operator task)
+   against the demo's old kubernetes.core steps (``anchor-install.yml``: OperatorGroup, Subscription, k8s_info
+   ``until`` the InstallPlan exists, approve it, k8s_info ``until`` the CSV succeeded), alternating, each in a
+   fresh namespace. Wall time, requests, Succeeded-to-end latency, and the resulting cluster state compared.
+
+Every namespace gets its own CatalogSource pointing at the testbed's ``opm serve``, made (and waited for until it
+is READY and its PackageManifest is served) before the timed part, and is deleted at the end. The testbed is
+brought up when it is not running, and never restarted.
+
+    .venv/bin/python benchmarks/olm/run.py [--only noop,latency,install] [--noop-runs 9] [--out r.json] [--markdown r.md]
+
+This is a benchmark, not a test: nothing here asserts on timings.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+COLLECTIONS = os.path.join(REPO, ".build", "collections")
+CACHE = os.environ.get("KUBEFORGE_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kubeforge-bench")
+sys.path.insert(0, os.path.join(REPO, "tests"))  # the testbed package
+
+GROUP, V1ALPHA1, V1 = "operators.coreos.com", "v1alpha1", "v1"
+PACKAGE, CHANNEL, VERSION = "kube-demo", "stable", "0.0.1"
+CSV = "kube-demo.v0.0.1"
+CATALOG = "bench-catalog"
+OURS_MODULE = "ansible_collections.kubeforge.operators.plugins.modules.olm_operator"
+ANCHOR_MODULE = "ansible_collections.kubernetes.core.plugins.modules.k8s"
+OURS_PLAYBOOK = os.path.join(HERE, "ours-install.yml")
+ANCHOR_PLAYBOOK = os.path.join(HERE, "anchor-install.yml")
+
+NOOP_WALL_TARGET = 1.0
+NOOP_REQUEST_TARGET = 5
+LATENCY_TARGET = 1.0
+# The audit log is written after each response: wait this long after a run before counting its requests.
+AUDIT_SETTLE_S = 1.0
+
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+# ------------------------------------------------------------------------------------------------- setup
+
+
+def ensure_collection_link():
+    link = os.path.join(COLLECTIONS, "ansible_collections", "kubeforge", "operators")
+    if not os.path.islink(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(REPO, link)
+
+
+def site_packages():
+    return [p for p in sys.path if p.endswith("site-packages")]
+
+
+def module_env(tmpdir):
+    """Environment of every measured process (ours and the anchor alike).
+
+    TMPDIR is private to this run: kubernetes.core keeps its discovery cache in the temp dir (keyed by API host and
+    OS user), so no other job's cache writes or invalidations reach the measurement. Bytecode is cached outside
+    the repository (warm imports, as for an installed collection).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("K8S_AUTH_") and k not in ("KUBECONFIG", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPATH"] = os.pathsep.join([COLLECTIONS] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(CACHE, "pycache")
+    env["TMPDIR"] = tmpdir
+    return env
+
+
+def ansible_env(tmpdir):
+    env = module_env(tmpdir)
+    env.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([COLLECTIONS] + site_packages()),
+            "ANSIBLE_LOCAL_TEMP": os.path.join(tmpdir, "ansible-local"),
+            "ANSIBLE_REMOTE_TEMP": os.path.join(tmpdir, "ansible-remote"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_RETRY_FILES_ENABLED": "0",
+            "ANSIBLE_LOCALHOST_WARNING": "0",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+            "ANSIBLE_STDOUT_CALLBACK": "json",
+        }
+    )
+    # AnsiballZ payloads are never bytecode-cached; ansible-core itself uses its installed bytecode.
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+class Cluster:
+    """Set-up and inspection through the admin kubeconfig (not in the audit log, so never counted)."""
+
+    def __init__(self, bed):
+        from kubernetes import client
+        from testbed.kube import api_client
+
+        self.bed = bed
+        self.api = api_client(bed.kubeconfig, pool=8)
+        self.core = client.CoreV1Api(self.api)
+        self.apps = client.AppsV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+        self.namespaces = []
+
+    def new_namespace(self, what):
+        name = "bench-olm-%s-%s" % (what, os.urandom(3).hex())
+        self.core.create_namespace({"metadata": {"name": name, "labels": {"kubeforge.io/benchmark": "olm"}}})
+        self.namespaces.append(name)
+        return name
+
+    def catalog(self, namespace, timeout=180):
+        """A CatalogSource of the testbed catalog in ``namespace``; returns once it is READY and lists kube-demo."""
+        started = time.monotonic()
+        body = {
+            "apiVersion": "%s/%s" % (GROUP, V1ALPHA1),
+            "kind": "CatalogSource",
+            "metadata": {"name": CATALOG, "namespace": namespace},
+            "spec": {"sourceType": "grpc", "address": self.bed.catalog_address, "displayName": "kubeforge benchmark"},
+        }
+        self.custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
+        deadline = started + timeout
+        while True:
+            source = self.custom.get_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", CATALOG)
+            state = ((source.get("status") or {}).get("connectionState") or {}).get("lastObservedState")
+            if state == "READY" and self.package_served(namespace):
+                return round(time.monotonic() - started, 2)
+            if time.monotonic() > deadline:
+                raise SystemExit("CatalogSource %s/%s not ready after %ss (state %s)" % (namespace, CATALOG, timeout, state))
+            time.sleep(0.5)
+
+    def package_served(self, namespace):
+        try:
+            items = self.custom.list_namespaced_custom_object(
+                "packages.operators.coreos.com",
+                "v1",
+                namespace,
+                "packagemanifests",
+                label_selector="catalog=%s,catalog-namespace=%s" % (CATALOG, namespace),
+            )["items"]
+        except Exception:  # noqa: BLE001 - the PackageManifest API may lag behind; keep waiting
+            return False
+        return any(i["metadata"]["name"] == PACKAGE for i in items)
+
+    def get(self, namespace, plural, name, version=V1ALPHA1):
+        from kubernetes.client.rest import ApiException
+
+        try:
+            return self.custom.get_namespaced_custom_object(GROUP, version, namespace, plural, name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def items(self, namespace, plural, version=V1ALPHA1):
+        return self.custom.list_namespaced_custom_object(GROUP, version, namespace, plural)["items"]
+
+    def install_state(self, namespace):
+        """What an install left in ``namespace``, comparable between ours and the anchor."""
+        sub = self.get(namespace, "subscriptions", PACKAGE) or {}
+        csv = self.get(namespace, "clusterserviceversions", CSV) or {}
+        plans = self.items(namespace, "installplans")
+        groups = self.items(namespace, "operatorgroups", V1)
+        return {
+            "subscription_spec": sub.get("spec"),
+            "installed_csv": (sub.get("status") or {}).get("installedCSV"),
+            "csv_phase": (csv.get("status") or {}).get("phase"),
+            "csv_version": (csv.get("spec") or {}).get("version"),
+            "approved_plans": sorted(tuple(p["spec"]["clusterServiceVersionNames"]) for p in plans if p["spec"].get("approved")),
+            "unapproved_plans": sorted(tuple(p["spec"]["clusterServiceVersionNames"]) for p in plans if not p["spec"].get("approved")),
+            "operator_groups": sorted((g["metadata"]["name"], tuple((g.get("spec") or {}).get("targetNamespaces") or ())) for g in groups),
+            "deployments": sorted(d.metadata.name for d in self.apps.list_namespaced_deployment(namespace).items),
+        }
+
+    def wait_subscription_settled(self, namespace, timeout=60):
+        """After a pinned install OLM proposes 0.0.2 (state UpgradePending); wait for that so no-op runs see one state."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            sub = self.get(namespace, "subscriptions", PACKAGE) or {}
+            if (sub.get("status") or {}).get("state") == "UpgradePending":
+                break
+            time.sleep(0.5)
+        time.sleep(2)
+        return self.get(namespace, "subscriptions", PACKAGE)
+
+    def delete_namespaces(self, wait=120):
+        from kubernetes.client.rest import ApiException
+
+        names, self.namespaces = self.namespaces, []
+        for name in names:
+            try:
+                self.core.delete_namespace(name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    log("!! deleting namespace %s: %s" % (name, exc.reason))
+        deadline = time.monotonic() + wait
+        left = list(names)
+        while left and time.monotonic() < deadline:
+            time.sleep(1)
+            left = [n for n in left if self._exists(n)]
+        if left:
+            log("namespaces still terminating after %ss (deletion goes on): %s" % (wait, ", ".join(left)))
+
+    def _exists(self, name):
+        from kubernetes.client.rest import ApiException
+
+        try:
+            self.core.read_namespace(name)
+            return True
+        except ApiException as exc:
+            return exc.status != 404
+
+
+class Watch:
+    """Watches one object from this process and timestamps (``time.time()``) every event as it arrives.
+
+    The watch request is open (response headers received) before ``start`` returns, and it starts at the listed
+    resourceVersion, so no change is missed. ``marks`` maps a name to a predicate on the object: ``first[name]`` is
+    the arrival time of the first event for which it held (and ``objects[name]`` that object).
+    """
+
+    def __init__(self, cluster, namespace, plural, name, marks):
+        self.cluster, self.namespace, self.plural, self.name, self.marks = cluster, namespace, plural, name, marks
+        self.events = []  # (time, type, summary)
+        self.first = {}
+        self.objects = {}
+        self._resp = None
+        self._thread = None
+
+    def start(self):
+        selector = "metadata.name=%s" % self.name
+        listing = self.cluster.custom.list_namespaced_custom_object(GROUP, V1ALPHA1, self.namespace, self.plural, field_selector=selector)
+        for item in listing["items"]:
+            self._seen(time.time(), "LISTED", item)
+        self._resp = self.cluster.custom.list_namespaced_custom_object(
+            GROUP,
+            V1ALPHA1,
+            self.namespace,
+            self.plural,
+            field_selector=selector,
+            watch=True,
+            resource_version=listing["metadata"]["resourceVersion"],
+            timeout_seconds=1800,
+            _preload_content=False,
+        )
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        return self
+
+    def _seen(self, when, kind, obj):
+        status = obj.get("status") or {}
+        self.events.append((when, kind, status.get("phase") or status.get("state")))
+        for mark, holds in self.marks.items():
+            if mark not in self.first and holds(obj):
+                self.first[mark] = when
+                self.objects[mark] = obj
+
+    def _read(self):
+        from kubernetes.watch.watch import iter_resp_lines
+
+        try:
+            for line in iter_resp_lines(self._resp):
+                when = time.time()
+                event = json.loads(line)
+                if event.get("type") in ("ADDED", "MODIFIED"):
+                    self._seen(when, event["type"], event["object"])
+        except Exception:  # noqa: BLE001, S110 - the stream is closed by stop()
+            pass
+
+    def stop(self):
+        if self._resp is not None:
+            try:
+                self._resp.shutdown()
+            except Exception:  # noqa: BLE001, S110
+                pass
+            self._resp.release_conn()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def timeline(self, since):
+        return [[round(t - since, 3), kind, summary] for t, kind, summary in self.events]
+
+
+def csv_succeeded(obj):
+    return (obj.get("status") or {}).get("phase") == "Succeeded"
+
+
+def sub_installed(obj):
+    return (obj.get("status") or {}).get("installedCSV") == CSV
+
+
+class InstallWatch:
+    """The CSV (phase Succeeded) and the Subscription (``status.installedCSV`` set) of one install, watched."""
+
+    def __init__(self, cluster, namespace):
+        self.csv = Watch(cluster, namespace, "clusterserviceversions", CSV, {"succeeded": csv_succeeded})
+        self.sub = Watch(cluster, namespace, "subscriptions", PACKAGE, {"installed": sub_installed})
+
+    def __enter__(self):
+        self.csv.start()
+        self.sub.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.csv.stop()
+        self.sub.stop()
+
+    def figures(self, run):
+        """Times relative to the run: when the CSV succeeded and the Subscription showed it, and the latencies."""
+        succeeded = self.csv.first.get("succeeded")
+        installed = self.sub.first.get("installed")
+        stamp = ((self.csv.objects.get("succeeded") or {}).get("status") or {}).get("lastTransitionTime")
+        status_time = None
+        if stamp:
+            status_time = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+        return {
+            "succeeded_after_start_s": rel(succeeded, run["start"]),
+            "sub_installed_after_start_s": rel(installed, run["start"]),
+            "latency_s": rel(run["end"], succeeded),
+            "latency_status_s": rel(run["end"], status_time),
+            "latency_from_sub_installed_s": rel(run["end"], installed),
+            "csv_events": self.csv.timeline(run["start"]),
+            "sub_events": self.sub.timeline(run["start"]),
+        }
+
+
+def rel(later, earlier):
+    return None if later is None or earlier is None else round(later - earlier, 3)
+
+
+# ------------------------------------------------------------------------------------------------ running
+
+
+def run_module(module, args, workdir, env, python, timeout=900):
+    """One module as Ansible runs it locally (args file, JSON result on stdout); returns timing and result."""
+    args_file = os.path.join(workdir, "%s-args.json" % module.rsplit(".", 1)[1])
+    module_args = dict(args, _ansible_check_mode=False, _ansible_diff=False, _ansible_tmpdir=workdir)
+    with open(args_file, "w") as f:
+        json.dump({"ANSIBLE_MODULE_ARGS": module_args}, f)
+    timed = timed_run([python, "-m", module, args_file], env, timeout)
+    try:
+        result = json.loads(timed.pop("stdout"))
+    except ValueError:
+        result = {"failed": True, "msg": "no JSON from %s (exit %s): %s" % (module, timed["rc"], timed["stderr"][-2000:])}
+    timed.pop("stderr")
+    timed["result"] = result
+    return timed
+
+
+def timed_run(argv, env, timeout):
+    """Run argv; wall time (perf_counter), start/end (epoch), CPU seconds of the process tree (wait4), load."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.time()
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, close_fds=True)  # noqa: S603
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        end = time.time()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    return {
+        "wall_s": round(wall, 4),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "start": start,
+        "end": end,
+        "rc": proc.returncode,
+        "load1": os.getloadavg()[0],
+        "stdout": stdout,
+        "stderr": stderr,
+    }
+
+
+def run_playbook(playbook, extra_vars, workdir, env, timeout=900):
+    vars_file = os.path.join(workdir, "vars.json")
+    with open(vars_file, "w") as f:
+        json.dump(dict(extra_vars, ansible_python_interpreter=sys.executable), f)
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "@" + vars_file, playbook]
+    timed = timed_run(argv, env, timeout)
+    stdout, stderr = timed.pop("stdout"), timed.pop("stderr")
+    tasks = []
+    try:
+        report = json.loads(stdout)
+        for play in report.get("plays", []):
+            for task in play.get("tasks", []):
+                host = task.get("hosts", {}).get("localhost", {})
+                duration = task.get("task", {}).get("duration", {})
+                tasks.append(
+                    {
+                        "name": task["task"]["name"],
+                        "failed": bool(host.get("failed")),
+                        "attempts": host.get("attempts"),
+                        "start": duration.get("start"),
+                        "end": duration.get("end"),
+                    }
+                )
+    except (ValueError, KeyError):
+        pass
+    timed["tasks"] = tasks
+    if timed["rc"] != 0:
+        timed["output"] = (stdout[-3000:] + stderr[-2000:]).strip()
+    return timed
+
+
+DISCOVERY_RE = re.compile(r"^/(version|openapi/.*|api|apis|api/[^/]+|apis/[^/]+|apis/[^/]+/[^/]+)$")
+NAMESPACE_RE = re.compile(r"/namespaces/([^/?]+)")
+
+
+def is_discovery(uri):
+    return bool(DISCOVERY_RE.match(uri.split("?")[0]))
+
+
+def requests_since(bed, offset, namespace, run=None):
+    """The bench user's requests after ``offset``, once the log has settled: ``(ours, foreign, timing)``.
+
+    ``foreign`` are requests into other namespaces (someone else using the bench user at the same time); they are
+    reported and left out of the count. Cluster-scoped requests (discovery among them) count as ours. ``timing``
+    (with ``run``) places the requests in the run, from the audit events' microsecond timestamps.
+    """
+    time.sleep(AUDIT_SETTLE_S)
+    requests = bed.audit_requests(offset)
+    while True:  # until two reads agree
+        time.sleep(0.3)
+        again = bed.audit_requests(offset)
+        if len(again) == len(requests):
+            break
+        requests = again
+    ours, foreign = [], []
+    for verb, uri, code in requests:
+        match = NAMESPACE_RE.search(uri)
+        (foreign if match and match.group(1) != namespace else ours).append([verb, uri, code])
+    return ours, foreign, (request_timing(bed, offset, namespace, run) if run else None)
+
+
+def _stamp(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def request_timing(bed, offset, namespace, run):
+    """When the run's requests arrived and completed at the API server, relative to the process start.
+
+    Returns ``first_request_s`` (process start to the first request: interpreter start, imports, client set-up),
+    ``after_last_response_s`` (the last non-watch response to the process end) and ``server_s`` (summed API server
+    time of the non-watch requests), plus the per-request ``timeline``.
+    """
+    with open(bed.audit_log, "rb") as handle:
+        handle.seek(offset)
+        data = handle.read()
+    events = {}
+    for line in data[: data.rfind(b"\n") + 1].splitlines():
+        event = json.loads(line)
+        uri = event.get("requestURI", "")
+        match = NAMESPACE_RE.search(uri)
+        if match and match.group(1) != namespace:
+            continue
+        entry = events.setdefault(event["auditID"], {"verb": event.get("verb"), "uri": uri})
+        entry["received"] = _stamp(event["requestReceivedTimestamp"])
+        if event.get("stage") in ("ResponseComplete", "ResponseStarted") and "done" not in entry:
+            entry["done"] = _stamp(event["stageTimestamp"])
+    rows = sorted(events.values(), key=lambda e: e["received"])
+    if not rows:
+        return None
+    plain = [e for e in rows if e["verb"] != "watch" and "done" in e]
+    return {
+        "first_request_s": rel(rows[0]["received"], run["start"]),
+        "after_last_response_s": rel(run["end"], max(e["done"] for e in plain)) if plain else None,
+        "server_s": round(sum(e["done"] - e["received"] for e in plain), 4),
+        "timeline": [
+            [rel(e["received"], run["start"]), rel(e.get("done"), run["start"]), e["verb"], e["uri"].replace("/namespaces/%s" % namespace, "/namespaces/<ns>")]
+            for e in rows
+        ],
+    }
+
+
+def brief_requests(requests, namespace):
+    """``verb URI code`` lines with the namespace shortened to ``<ns>``."""
+    return ["%s %s %s" % (verb, uri.replace("/namespaces/%s" % namespace, "/namespaces/<ns>"), code) for verb, uri, code in requests]
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value, digits=2):
+    return "-" if value is None else ("%.*f" % (digits, value))
+
+
+def mark(ok):
+    return "✅" if ok else "❌"
+
+
+# ----------------------------------------------------------------------------------------------- 1. no-op
+
+
+def bench_noop(bed, cluster, runs, workdir, python):
+    # The measured runs share one TMPDIR (one discovery cache file), first filled by ours' warm-up run; the
+    # anchor's warm-up run gets an empty one of its own, so both warm-up runs show a cold discovery cache.
+    env = module_env(os.path.join(workdir, "tmp"))
+    cold_env = module_env(os.path.join(workdir, "tmp-anchor-cold"))
+    setup_env = module_env(os.path.join(workdir, "tmp-setup"))
+    for tmp in (cold_env["TMPDIR"], setup_env["TMPDIR"]):
+        os.makedirs(tmp, exist_ok=True)
+    ns = cluster.new_namespace("noop")
+    setup_s = cluster.catalog(ns)
+    bench_kc = bed.state["bench_kubeconfig"]
+    ours_args = {
+        "kubeconfig": bench_kc,
+        "package": PACKAGE,
+        "namespace": ns,
+        "channel": CHANNEL,
+        "catalog": CATALOG,
+        "version": VERSION,
+        "approval": "Manual",
+        "target_namespaces": [ns],
+        "wait_timeout": 300,
+    }
+    log("noop: installing %s in %s (set-up; catalog ready after %ss)" % (CSV, ns, setup_s))
+    installed = run_module(OURS_MODULE, dict(ours_args, kubeconfig=bed.kubeconfig), workdir, setup_env, python)
+    if installed["result"].get("failed") or installed["result"].get("phase") != "Succeeded":
+        raise SystemExit("set-up install failed: %s" % installed["result"].get("msg", installed["result"]))
+    sub = cluster.wait_subscription_settled(ns)
+    meta = sub["metadata"]
+    definition = {
+        "apiVersion": sub["apiVersion"],
+        "kind": sub["kind"],
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": meta.get("labels") or {}},
+        "spec": sub["spec"],
+    }
+    anchor_args = {"kubeconfig": bench_kc, "state": "present", "definition": definition}
+    commands = {"ours": (OURS_MODULE, ours_args), "anchor": (ANCHOR_MODULE, anchor_args)}
+    rv_before = meta["resourceVersion"]
+
+    def once(tool, run_env=env):
+        module, args = commands[tool]
+        offset = bed.audit_offset()
+        run = run_module(module, args, workdir, run_env, python)
+        run["requests"], run["foreign_requests"] = requests_since(bed, offset, ns)
+        res = run.pop("result")
+        if tool == "ours":
+            run["output"] = {k: res.get(k) for k in ("failed", "msg", "changed", "installed_csv", "version", "phase", "approved_install_plans", "duration")}
+            returned = res.get("subscription") or {}
+        else:
+            run["output"] = {k: res.get(k) for k in ("failed", "msg", "changed")}
+            returned = res.get("result") or {}
+        run["output"]["subscription_resource_version"] = (returned.get("metadata") or {}).get("resourceVersion")
+        run["output"]["subscription_spec"] = returned.get("spec")
+        run["discovery_requests"] = sum(1 for r in run["requests"] if is_discovery(r[1]))
+        log(
+            "  noop %-6s %6.3fs  %2d requests (%d discovery)  changed=%s%s"
+            % (
+                tool,
+                run["wall_s"],
+                len(run["requests"]),
+                run["discovery_requests"],
+                res.get("changed"),
+                "  FAILED: %s" % res.get("msg") if res.get("failed") else "",
+            )
+        )
+        return run
+
+    log("noop: warm-up, one run each with an empty discovery cache (ours' fills the one of the measured runs)")
+    warmup = {"ours": once("ours"), "anchor": once("anchor", cold_env)}
+    measured = {"ours": [], "anchor": []}
+    for i in range(runs):
+        for tool in ("ours", "anchor") if i % 2 == 0 else ("anchor", "ours"):
+            measured[tool].append(once(tool))
+    rv_after = cluster.get(ns, "subscriptions", PACKAGE)["metadata"]["resourceVersion"]
+
+    wall = {tool: median([r["wall_s"] for r in measured[tool]]) for tool in measured}
+    cpu = {tool: median([r["cpu_s"] for r in measured[tool]]) for tool in measured}
+    counts = {tool: median([len(r["requests"]) for r in measured[tool]]) for tool in measured}
+    outputs_ok = (
+        all(not r["output"]["failed"] and r["output"]["changed"] is False for tool in measured for r in measured[tool])
+        and all(
+            r["output"]["installed_csv"] == CSV
+            and r["output"]["phase"] == "Succeeded"
+            and r["output"]["version"] == VERSION
+            and not r["output"]["approved_install_plans"]
+            for r in measured["ours"]
+        )
+        and len({json.dumps(r["output"]["subscription_spec"], sort_keys=True) for tool in measured for r in measured[tool]}) == 1
+        and {r["output"]["subscription_resource_version"] for tool in measured for r in measured[tool]} == {rv_before}
+        and rv_after == rv_before
+    )
+    pair_ratios = [o["wall_s"] / a["wall_s"] for o, a in zip(measured["ours"], measured["anchor"])]
+    return {
+        "namespace": ns,
+        "runs": runs,
+        "subscription": definition,
+        "subscription_resource_version": {"before": rv_before, "after": rv_after},
+        "warmup": warmup,
+        "measured": measured,
+        "median_wall_s": wall,
+        "wall_ratio": wall["ours"] / wall["anchor"],
+        "median_pair_ratio": median(pair_ratios),
+        "median_cpu_s": cpu,
+        "cpu_ratio": cpu["ours"] / cpu["anchor"],
+        "median_requests": counts,
+        "max_requests_ours": max(len(r["requests"]) for r in measured["ours"]),
+        "outputs_ok": outputs_ok,
+        "ours_request_list": brief_requests(measured["ours"][0]["requests"], ns),
+        "anchor_request_list": brief_requests(measured["anchor"][0]["requests"], ns),
+        "warmup_request_lists": {tool: brief_requests(warmup[tool]["requests"], ns) for tool in warmup},
+    }
+
+
+def md_noop(r):
+    wall, req = r["median_wall_s"], r["median_requests"]
+    lines = [
+        "### 1. No-op run (kube-demo 0.0.1 installed, Manual, pinned): `olm_operator` vs `kubernetes.core.k8s`",
+        "",
+        "Direct module processes (`python -m <module> args.json`, bench kubeconfig), %d alternating runs each after one warm-up run each; medians." % r["runs"],
+        "",
+        "| | anchor (k8s, state present) | ours (olm_operator) | ours/anchor | target | |",
+        "|---|---:|---:|---:|---|---|",
+        "| wall s | %s | %s | %s | <= %.1f | %s |"
+        % (fmt(wall["anchor"], 3), fmt(wall["ours"], 3), fmt(r["wall_ratio"]), NOOP_WALL_TARGET, mark(r["wall_ratio"] <= NOOP_WALL_TARGET)),
+        "| CPU s (user+sys) | %s | %s | %s | | |" % (fmt(r["median_cpu_s"]["anchor"], 3), fmt(r["median_cpu_s"]["ours"], 3), fmt(r["cpu_ratio"])),
+        "| API requests | %s | %s | | ours <= %d (max %d) | %s |"
+        % (fmt(req["anchor"], 0), fmt(req["ours"], 0), NOOP_REQUEST_TARGET, r["max_requests_ours"], mark(r["max_requests_ours"] <= NOOP_REQUEST_TARGET)),
+        "| discovery requests (measured runs) | %d | %d | | | |"
+        % (sum(x["discovery_requests"] for x in r["measured"]["anchor"]), sum(x["discovery_requests"] for x in r["measured"]["ours"])),
+        "| warm-up run, empty discovery cache: requests (discovery) | %d (%d) | %d (%d) | | | |"
+        % (
+            len(r["warmup"]["anchor"]["requests"]),
+            r["warmup"]["anchor"]["discovery_requests"],
+            len(r["warmup"]["ours"]["requests"]),
+            r["warmup"]["ours"]["discovery_requests"],
+        ),
+        "",
+        "Median of the per-pair ratios: %s. Outputs: %s."
+        % (
+            fmt(r["median_pair_ratio"]),
+            "both unchanged (`changed: false`) in every run, same Subscription spec and resourceVersion %s before and after"
+            % r["subscription_resource_version"]["before"]
+            if r["outputs_ok"]
+            else "**differ or changed** (see the JSON)",
+        ),
+        "",
+        "Ours' requests (one measured run): " + ", ".join("`%s`" % x for x in r["ours_request_list"]) + ".",
+        "Anchor's: " + ", ".join("`%s`" % x for x in r["anchor_request_list"]) + ".",
+        "",
+        "Warm-up runs (empty discovery cache), ours: " + ", ".join("`%s`" % x for x in r["warmup_request_lists"]["ours"]) + ".",
+        "Anchor's: " + ", ".join("`%s`" % x for x in r["warmup_request_lists"]["anchor"]) + ".",
+        "",
+        "Wall s per run, anchor: %s; ours: %s."
+        % (
+            ", ".join(fmt(x["wall_s"]) for x in r["measured"]["anchor"]),
+            ", ".join(fmt(x["wall_s"]) for x in r["measured"]["ours"]),
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------- 2. latency
+
+
+def bench_latency(bed, cluster, runs, workdir, python):
+    env = module_env(os.path.join(workdir, "tmp"))
+    results = []
+    for i in range(runs):
+        ns = cluster.new_namespace("latency")
+        setup_s = cluster.catalog(ns)
+        args = {
+            "kubeconfig": bed.state["bench_kubeconfig"],
+            "package": PACKAGE,
+            "namespace": ns,
+            "channel": CHANNEL,
+            "catalog": CATALOG,
+            "version": VERSION,
+            "approval": "Manual",
+            "target_namespaces": [ns],
+            "wait_timeout": 300,
+        }
+        watch = CsvWatch(cluster, ns)
+        watch.start()
+        offset = bed.audit_offset()
+        try:
+            run = run_module(OURS_MODULE, args, workdir, env, python)
+        finally:
+            watch.stop()
+        requests, foreign = requests_since(bed, offset, ns)
+        res = run.pop("result")
+        status_time = watch.status_succeeded_time()
+        entry = {
+            "namespace": ns,
+            "catalog_ready_s": setup_s,
+            "wall_s": run["wall_s"],
+            "ok": not res.get("failed") and res.get("phase") == "Succeeded" and res.get("installed_csv") == CSV,
+            "msg": res.get("msg"),
+            "module_duration": res.get("duration"),
+            "succeeded_after_start_s": None if watch.succeeded_at is None else round(watch.succeeded_at - run["start"], 3),
+            "latency_s": None if watch.succeeded_at is None else round(run["end"] - watch.succeeded_at, 3),
+            "latency_status_s": None if status_time is None else round(run["end"] - status_time, 3),
+            "csv_events": [[round(t - run["start"], 3), kind, phase] for t, kind, phase in watch.events],
+            "requests": len(requests),
+            "request_list": brief_requests(requests, ns),
+            "foreign_requests": foreign,
+        }
+        results.append(entry)
+        log(
+            "  latency run %d: wall %.2fs, Succeeded at +%ss, latency %ss (status-based %ss), %d requests%s"
+            % (
+                i + 1,
+                run["wall_s"],
+                entry["succeeded_after_start_s"],
+                entry["latency_s"],
+                entry["latency_status_s"],
+                len(requests),
+                "" if entry["ok"] else "  FAILED: %s" % res.get("msg"),
+            )
+        )
+    return {
+        "runs": results,
+        "median_latency_s": median([r["latency_s"] for r in results]),
+        "median_latency_status_s": median([r["latency_status_s"] for r in results]),
+        "median_wall_s": median([r["wall_s"] for r in results]),
+        "median_succeeded_after_start_s": median([r["succeeded_after_start_s"] for r in results]),
+        "all_ok": all(r["ok"] for r in results),
+    }
+
+
+def md_latency(r):
+    lines = [
+        "### 2. Latency from CSV `Succeeded` to the module's return (olm_operator, fresh namespace each run)",
+        "",
+        "| run | module wall s | CSV Succeeded at (s after start, watch event) | latency s (watch) | latency s (status time, 1 s resolution) | API requests | result |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for i, x in enumerate(r["runs"], 1):
+        lines.append(
+            "| %d | %s | %s | %s | %s | %d | %s |"
+            % (
+                i,
+                fmt(x["wall_s"]),
+                fmt(x["succeeded_after_start_s"]),
+                fmt(x["latency_s"], 3),
+                fmt(x["latency_status_s"], 3),
+                x["requests"],
+                CSV + " Succeeded" if x["ok"] else "failed",
+            )
+        )
+    med = r["median_latency_s"]
+    lines.append(
+        "| **median** | %s | %s | **%s** %s | %s | | |"
+        % (
+            fmt(r["median_wall_s"]),
+            fmt(r["median_succeeded_after_start_s"]),
+            fmt(med, 3),
+            mark(med is not None and med <= LATENCY_TARGET),
+            fmt(r["median_latency_status_s"], 3),
+        )
+    )
+    lines += ["", "Target: latency <= %.1f s (median)." % LATENCY_TARGET]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------- 3. install
+
+
+def bench_install(bed, cluster, runs, workdir):
+    env = ansible_env(os.path.join(workdir, "tmp"))
+    playbooks = {"ours": OURS_PLAYBOOK, "anchor": ANCHOR_PLAYBOOK}
+    measured = {"ours": [], "anchor": []}
+    for i in range(runs):
+        for tool in ("ours", "anchor") if i % 2 == 0 else ("anchor", "ours"):
+            ns = cluster.new_namespace("install-" + tool)
+            setup_s = cluster.catalog(ns)
+            extra = {"testbed_kubeconfig": bed.state["bench_kubeconfig"], "demo_namespace": ns, "demo_catalog": CATALOG}
+            watch = CsvWatch(cluster, ns)
+            watch.start()
+            offset = bed.audit_offset()
+            try:
+                run = run_playbook(playbooks[tool], extra, workdir, env)
+            finally:
+                watch.stop()
+            requests, foreign = requests_since(bed, offset, ns)
+            run.update(
+                {
+                    "namespace": ns,
+                    "catalog_ready_s": setup_s,
+                    "succeeded_after_start_s": None if watch.succeeded_at is None else round(watch.succeeded_at - run["start"], 3),
+                    "latency_s": None if watch.succeeded_at is None else round(run["end"] - watch.succeeded_at, 3),
+                    "csv_events": [[round(t - run["start"], 3), kind, phase] for t, kind, phase in watch.events],
+                    "requests": len(requests),
+                    "request_list": brief_requests(requests, ns),
+                    "foreign_requests": foreign,
+                    "state": cluster.install_state(ns),
+                }
+            )
+            run["state"]["subscription_spec"] = run["state"]["subscription_spec"] and {
+                k: v for k, v in run["state"]["subscription_spec"].items() if k != "sourceNamespace"
+            }
+            run["ok"] = run["rc"] == 0 and run["state"]["installed_csv"] == CSV and run["state"]["csv_phase"] == "Succeeded"
+            measured[tool].append(run)
+            log(
+                "  install %-6s %6.2fs  Succeeded at +%ss, end +%ss after it, %d requests%s"
+                % (
+                    tool,
+                    run["wall_s"],
+                    run["succeeded_after_start_s"],
+                    run["latency_s"],
+                    len(requests),
+                    "" if run["ok"] else "  FAILED: %s" % run.get("output", "")[-800:],
+                )
+            )
+    states = {json.dumps(r["state"], sort_keys=True) for tool in measured for r in measured[tool]}
+    wall = {tool: median([r["wall_s"] for r in measured[tool]]) for tool in measured}
+    return {
+        "runs": runs,
+        "measured": measured,
+        "median_cpu_s": {tool: median([r["cpu_s"] for r in measured[tool]]) for tool in measured},
+        "median_wall_s": wall,
+        "wall_ratio": wall["ours"] / wall["anchor"],
+        "median_pair_ratio": median([o["wall_s"] / a["wall_s"] for o, a in zip(measured["ours"], measured["anchor"])]),
+        "median_latency_s": {tool: median([r["latency_s"] for r in measured[tool]]) for tool in measured},
+        "median_succeeded_after_start_s": {tool: median([r["succeeded_after_start_s"] for r in measured[tool]]) for tool in measured},
+        "median_requests": {tool: median([r["requests"] for r in measured[tool]]) for tool in measured},
+        "all_ok": all(r["ok"] for tool in measured for r in measured[tool]),
+        "same_state": len(states) == 1,
+        "state": json.loads(sorted(states)[0]) if states else None,
+    }
+
+
+def md_install(r):
+    wall, lat, succ, req = r["median_wall_s"], r["median_latency_s"], r["median_succeeded_after_start_s"], r["median_requests"]
+    lines = [
+        "### 3. Install kube-demo 0.0.1 end to end (ansible-playbook): one `olm_operator` task vs the demo's old k8s + k8s_info `until` tasks",
+        "",
+        "%d alternating runs each, each in a fresh namespace with its own READY CatalogSource; medians." % r["runs"],
+        "",
+        "| | anchor (anchor-install.yml) | ours (ours-install.yml) | ours/anchor |",
+        "|---|---:|---:|---:|",
+        "| playbook wall s | %s | %s | %s |" % (fmt(wall["anchor"]), fmt(wall["ours"]), fmt(r["wall_ratio"])),
+        "| CPU s (user+sys, ansible-playbook and its workers) | %s | %s | %s |"
+        % (fmt(r["median_cpu_s"]["anchor"]), fmt(r["median_cpu_s"]["ours"]), fmt(r["median_cpu_s"]["ours"] / r["median_cpu_s"]["anchor"])),
+        "| CSV Succeeded at (s after start) | %s | %s | |" % (fmt(succ["anchor"]), fmt(succ["ours"])),
+        "| Succeeded to playbook end s | %s | %s | |" % (fmt(lat["anchor"]), fmt(lat["ours"])),
+        "| API requests | %s | %s | |" % (fmt(req["anchor"], 0), fmt(req["ours"], 0)),
+        "",
+        "Runs (wall s): anchor %s; ours %s. Median of the per-pair ratios: %s."
+        % (
+            ", ".join(fmt(x["wall_s"]) for x in r["measured"]["anchor"]),
+            ", ".join(fmt(x["wall_s"]) for x in r["measured"]["ours"]),
+            fmt(r["median_pair_ratio"]),
+        ),
+        "Outputs: %s."
+        % (
+            "every run ended with %s Succeeded, and ours and the anchor left the same state (Subscription spec, approved "
+            "and pending InstallPlans, OperatorGroup, Deployments)" % CSV
+            if r["all_ok"] and r["same_state"]
+            else "**differ or failed** (see the JSON)"
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------- main
+
+
+def environment(bed):
+    return {
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg_start": os.getloadavg(),
+        "testbed_versions": bed.state.get("versions"),
+        "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip(),
+        "git_dirty": bool(
+            subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "plugins"], capture_output=True, text=True, check=False).stdout.strip()
+        ),
+    }
+
+
+def markdown(results):
+    env = results["environment"]
+    parts = [
+        "## OLM benchmarks (%s, %s CPUs, load average %.1f at the start, %.1f at the end; git %s%s)\n"
+        % (
+            env["date_utc"],
+            env["cpus"],
+            env["loadavg_start"][0],
+            env.get("loadavg_end", [0])[0],
+            env["git"],
+            " + uncommitted plugins/" if env["git_dirty"] else "",
+        )
+    ]
+    if "noop" in results:
+        parts.append(md_noop(results["noop"]))
+    if "latency" in results:
+        parts.append(md_latency(results["latency"]))
+    if "install" in results:
+        parts.append(md_install(results["install"]))
+    return "\n".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="noop,latency,install", help="comma-separated: noop, latency, install (default: all)")
+    ap.add_argument("--noop-runs", type=int, default=9, help="alternating runs per side in the no-op benchmark (default 9)")
+    ap.add_argument("--latency-runs", type=int, default=5, help="installs in the latency benchmark (default 5)")
+    ap.add_argument("--install-runs", type=int, default=3, help="alternating installs per side (default 3)")
+    ap.add_argument("--out", help="write all raw results as JSON here")
+    ap.add_argument("--markdown", help="write the Markdown tables here")
+    ap.add_argument("--keep", action="store_true", help="keep the benchmark namespaces (default: delete them)")
+    ap.add_argument("--report", help="re-print the tables of a JSON written by --out and exit")
+    args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            print(markdown(json.load(f)))
+        return
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
+    unknown = set(only) - {"noop", "latency", "install"}
+    if unknown:
+        ap.error("unknown benchmark(s): %s" % ", ".join(sorted(unknown)))
+
+    from testbed import Testbed
+
+    ensure_collection_link()
+    bed = Testbed()
+    if not bed.is_running():
+        log("testbed not running: bringing it up")
+        bed.up()
+    else:
+        log("reusing the running testbed (%s)" % bed.kubeconfig)
+    cluster = Cluster(bed)
+    workdir = tempfile.mkdtemp(prefix="kubeforge-bench-olm-")
+    os.makedirs(os.path.join(workdir, "tmp"))
+    results = {"environment": environment(bed)}
+    try:
+        if "noop" in only:
+            log("1. no-op: olm_operator vs kubernetes.core.k8s, %d runs each" % args.noop_runs)
+            results["noop"] = bench_noop(bed, cluster, args.noop_runs, workdir, sys.executable)
+            if not args.keep:
+                cluster.delete_namespaces()
+        if "latency" in only:
+            log("2. latency: %d installs" % args.latency_runs)
+            results["latency"] = bench_latency(bed, cluster, args.latency_runs, workdir, sys.executable)
+            if not args.keep:
+                cluster.delete_namespaces()
+        if "install" in only:
+            log("3. install: ansible-playbook, %d runs each" % args.install_runs)
+            results["install"] = bench_install(bed, cluster, args.install_runs, workdir)
+    finally:
+        if not args.keep:
+            cluster.delete_namespaces()
+        cluster.api.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    results["environment"]["loadavg_end"] = os.getloadavg()
+    table = markdown(results)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=2)
+            f.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Watch several kinds at once and react to every change: the loop behind multi-object waits.
+
+``observe(client, sources, on_change, timeout)`` lists and then watches each source (a kind in a namespace,
+optionally one name or a label selector) in its own thread, keeps a snapshot ``{source key: {name: object}}``, and
+calls ``on_change(snapshot)`` once every source has been listed and again after each batch of events. The first
+value other than None that ``on_change`` returns ends the wait and is returned. Like ``watch_until``: a 410 Gone
+or a closed stream re-lists that source, and a monotonic deadline bounds everything (``ResourceTimeoutError``
+carrying ``on_timeout(snapshot)`` as partial results).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import queue
+import threading
+import time
+from collections import namedtuple
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import HTTP_GONE
+
+try:
+    from kubernetes import watch as _k8s_watch
+except ImportError:
+    # Handled in module setup (AnsibleK8SModule requires kubernetes)
+    _k8s_watch = None
+
+Source = namedtuple("Source", ["key", "api_version", "kind", "namespace", "name", "label_selector"])
+Source.__new__.__defaults__ = (None, None, None)
+
+# Server-side length of one watch request; a source re-lists after it (and after 410 Gone).
+WATCH_SECONDS = 300
+
+_LISTED = "LISTED"
+_FAILED = "FAILED"
+
+
+def _name(obj):
+    return ((obj or {}).get("metadata") or {}).get("name")
+
+
+def _selectors(source):
+    params = {}
+    if source.name:
+        params["field_selector"] = f"metadata.name={source.name}"
+    if source.label_selector:
+        params["label_selector"] = source.label_selector
+    return params
+
+
+def _follow(resource, source, events, stop):
+    """Thread body: list, then watch, forever (until ``stop``), pushing ``(kind, key, payload)`` to ``events``."""
+    params = _selectors(source)
+    while not stop.is_set():
+        watcher = _k8s_watch.Watch()
+        stream = None
+        try:
+            listing = to_dict(resource.get(namespace=source.namespace, **params))
+            items = {_name(item): item for item in listing.get("items") or []}
+            events.put((_LISTED, source.key, items))
+            version = (listing.get("metadata") or {}).get("resourceVersion")
+            stream = resource.watch(namespace=source.namespace, resource_version=version, timeout=WATCH_SECONDS, watcher=watcher, **params)
+            for event in stream:
+                if stop.is_set():
+                    return
+                kind = event.get("type")
+                raw = event.get("raw_object")
+                if raw is None:
+                    raw = to_dict(event.get("object"))
+                if kind == "ERROR":
+                    if isinstance(raw, dict) and raw.get("code") == HTTP_GONE:
+                        break
+                    message = raw.get("message") if isinstance(raw, dict) else raw
+                    raise K8sError(f"Watch error on {source.kind}: {message}")
+                if kind in ("ADDED", "MODIFIED", "DELETED"):
+                    events.put((kind, source.key, raw))
+        except Exception as exc:  # reported to the waiting thread, which raises it
+            if api_error_status(exc) == HTTP_GONE:
+                continue
+            if not stop.is_set():
+                events.put((_FAILED, source.key, exc))
+            return
+        finally:
+            watcher.stop()
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
+
+def _apply(snapshot, listed, item):
+    kind, key, payload = item
+    if kind == _FAILED:
+        exc = payload
+        if isinstance(exc, K8sError):
+            raise exc
+        raise K8sError(f"Failed to watch {key}: {api_error_message(exc)}", status=api_error_status(exc)) from exc
+    if kind == _LISTED:
+        snapshot[key] = payload
+        listed.add(key)
+    elif kind == "DELETED":
+        snapshot[key].pop(_name(payload), None)
+    else:
+        snapshot[key][_name(payload)] = payload
+
+
+def observe(client, sources, on_change, timeout, on_timeout=None, clock=time.monotonic):
+    """Watch ``sources`` until ``on_change(snapshot)`` returns something other than None; return it.
+
+    ``sources`` is a list of ``Source``; ``snapshot`` maps each ``Source.key`` to ``{name: object}``.
+    ``on_change`` may act on the cluster (approve, patch); its own changes arrive as further events.
+    Raises ``ResourceTimeoutError`` after ``timeout`` seconds, with ``on_timeout(snapshot)`` (a dict) as result.
+    """
+    resources = {source.key: find_resource(client, source.kind, source.api_version) for source in sources}
+    events = queue.Queue()
+    stop = threading.Event()
+    snapshot = {source.key: {} for source in sources}
+    listed = set()
+    start = clock()
+    deadline = start + max(0, timeout)
+    for source in sources:
+        thread = threading.Thread(target=_follow, args=(resources[source.key], source, events, stop), name=f"observe-{source.key}")
+        thread.daemon = True  # a watch blocked in a read must not keep the module process alive
+        thread.start()
+    try:
+        while True:
+            remaining = deadline - clock()
+            if remaining <= 0:
+                break
+            try:
+                item = events.get(timeout=remaining)
+            except queue.Empty:
+                break
+            _apply(snapshot, listed, item)
+            while True:  # drain what arrived meanwhile: decide on the newest state only
+                try:
+                    _apply(snapshot, listed, events.get_nowait())
+                except queue.Empty:
+                    break
+            if len(listed) == len(sources):
+                outcome = on_change(snapshot)
+                if outcome is not None:
+                    return outcome
+    finally:
+        stop.set()
+    result = on_timeout(snapshot) if on_timeout else {}
+    raise ResourceTimeoutError(
+        f"Timed out after {timeout}s", last_object=None, duration=round(clock() - start, 3), result=result
+    )

@@ -1,0 +1,279 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Installing and upgrading one operator through OLM v0, as a pure state machine.
+
+``next_step(desired, observed) -> Action`` looks at what the cluster shows (Subscription, InstallPlans, CSVs,
+the CSV's ReplicaSets and pods, the CatalogSource) and says what to do next: wait, approve one InstallPlan, stop
+because the operator is installed, or fail with OLM's own reason. All I/O (watching, patching) happens in the
+caller, which calls ``next_step`` again after every change it sees.
+
+Rules (olm.md sections 2 and 3):
+
+* ``AtLatestKnown`` is not "installed": done means the CSV is ``Succeeded`` (and, with a ``version``, is that
+  version; with Automatic approval and no version, is the Subscription's ``currentCSV``).
+* An InstallPlan is approved only when its CSVs are exactly ours plus dependencies OLM adds for us; a plan that
+  also carries other Subscriptions' CSVs is reported and left alone.
+* With a ``version``, upgrades step along the channel one InstallPlan at a time and never past that version.
+* Terminal failures (ResolutionFailed/ConstraintsNotSatisfiable, failed unpack or InstallPlan, Failed CSV,
+  pods the Deployment cannot create or that crash) stop the wait at once.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from collections import namedtuple
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
+    CSV_FAILURES,
+    INSTALLPLAN_FAILURES,
+    SUBSCRIPTION_FAILURES,
+    SUBSCRIPTION_NOTICES,
+    csv_blocked,
+    csv_succeeded,
+    csv_version,
+    first_problem,
+    notices,
+    spec,
+    status,
+    workload_problem,
+)
+
+AUTOMATIC = "Automatic"
+MANUAL = "Manual"
+
+WAIT = "wait"
+APPROVE = "approve"
+DONE = "done"
+FAIL = "fail"
+
+Desired = namedtuple("Desired", ["package", "namespace", "subscription", "version", "approval", "approve_dependencies"])
+Desired.__new__.__defaults__ = (None, AUTOMATIC, True)
+
+# subscription: dict or None; installplans / csvs: {name: obj}; replicasets / pods: lists; catalog_problem: a
+# message when the CatalogSource is known to be unhealthy (None otherwise).
+Observed = namedtuple("Observed", ["subscription", "installplans", "csvs", "replicasets", "pods", "catalog_problem"])
+Observed.__new__.__defaults__ = ((), (), None)
+
+Action = namedtuple("Action", ["kind", "message", "reason", "target"])
+Action.__new__.__defaults__ = (None, None)
+
+
+def same_version(a, b):
+    """True when two versions are equal as semver (``0.0.1`` == ``v0.0.1``); plain comparison otherwise."""
+    try:
+        return semver.parse(str(a).lstrip("v")) == semver.parse(str(b).lstrip("v"))
+    except ValueError:
+        return str(a) == str(b)
+
+
+def version_after(a, b):
+    """True when version ``a`` is newer than ``b`` (semver); False when either cannot be parsed."""
+    try:
+        return semver.parse(str(a).lstrip("v")) > semver.parse(str(b).lstrip("v"))
+    except ValueError:
+        return False
+
+
+def subscription_spec(desired_fields):
+    """The Subscription ``spec`` for the module's parameters (pure); empty values are left out."""
+    fields = {
+        "name": desired_fields["package"],
+        "channel": desired_fields.get("channel"),
+        "source": desired_fields["catalog"],
+        "sourceNamespace": desired_fields["catalog_namespace"],
+        "installPlanApproval": desired_fields.get("approval") or AUTOMATIC,
+        "startingCSV": desired_fields.get("starting_csv"),
+        "config": desired_fields.get("config"),
+    }
+    return {k: v for k, v in fields.items() if v not in (None, "", {})}
+
+
+def subscription_changes(existing, wanted):
+    """The fields of ``wanted`` (a spec) that differ in the existing Subscription, as a merge patch (pure).
+
+    ``startingCSV`` only matters for the first install, so an installed Subscription keeps its own.
+    """
+    current = spec(existing)
+    patch = {}
+    for key, value in wanted.items():
+        if key == "startingCSV" and (status(existing).get("installedCSV") or current.get("startingCSV")):
+            continue
+        if current.get(key) != value:
+            patch[key] = value
+    return patch
+
+
+def reached(desired, subscription, installed_csv):
+    """True when the installed CSV is what ``desired`` asks for and has succeeded."""
+    if installed_csv is None or not csv_succeeded(installed_csv):
+        return False
+    if desired.version:
+        return same_version(csv_version(installed_csv), desired.version)
+    st = status(subscription)
+    if desired.approval == AUTOMATIC:
+        return st.get("currentCSV") == st.get("installedCSV")
+    return True
+
+
+def next_step(desired, observed):
+    """The next ``Action`` for ``desired`` given ``observed`` (pure)."""
+    sub = observed.subscription
+    if observed.catalog_problem:
+        return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
+    if sub is None:
+        return Action(WAIT, f"Subscription {desired.subscription} to appear")
+    problem = first_problem(SUBSCRIPTION_FAILURES, sub)
+    if problem:
+        return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}", problem.reason)
+
+    st = status(sub)
+    installed_name, current_name = st.get("installedCSV"), st.get("currentCSV")
+    installed = observed.csvs.get(installed_name) if installed_name else None
+    if reached(desired, sub, installed):
+        unfinished = _unfinished_plan_csvs(observed, (st.get("installPlanRef") or {}).get("name"), installed_name)
+        if not unfinished:
+            return Action(DONE, f"{installed_name} is Succeeded")
+        return Action(WAIT, f"{installed_name} is Succeeded; waiting for {', '.join(unfinished)} of the same InstallPlan")
+    if desired.version and installed is not None and csv_succeeded(installed) and version_after(csv_version(installed), desired.version):
+        return Action(
+            FAIL,
+            f"{installed_name} (version {csv_version(installed)}) is installed, newer than the requested version {desired.version}; OLM does not downgrade",
+            "NewerVersionInstalled",
+        )
+
+    current = observed.csvs.get(current_name) if current_name else None
+    if current is not None:
+        problem = first_problem(CSV_FAILURES, current)
+        if problem:
+            return Action(FAIL, _csv_failure(current_name, current), status(current).get("reason"))
+        if not csv_succeeded(current):
+            problem = workload_problem(current, observed.replicasets, observed.pods)
+            if problem:
+                return Action(
+                    FAIL, f"{_csv_progress(current_name, current)}; {problem.message}", problem.reason or problem.name
+                )
+
+    plan_name = (st.get("installPlanRef") or {}).get("name")
+    plan = observed.installplans.get(plan_name) if plan_name else None
+    if plan is not None:
+        problem = first_problem(INSTALLPLAN_FAILURES, plan)
+        if problem:
+            return Action(FAIL, f"InstallPlan {plan_name} failed ({problem.reason}): {problem.message}", problem.reason)
+        if ipl.requires_approval(plan):
+            if installed is not None and not desired.version and csv_succeeded(installed):
+                return Action(DONE, f"{installed_name} is Succeeded; InstallPlan {plan_name} waits for approval")
+            return _approval(desired, plan_name, plan, current_name)
+    return Action(WAIT, waiting_for(desired, observed))
+
+
+def _unfinished_plan_csvs(observed, plan_name, own_csv):
+    """CSVs installed together with ours (dependencies) by an approved plan that have not succeeded yet.
+
+    OLM checks only that required APIs exist, so our CSV can succeed before a dependency's own CSV does.
+    """
+    plan = observed.installplans.get(plan_name) if plan_name else None
+    if plan is None or not spec(plan).get("approved"):
+        return []
+    pending = []
+    for name in ipl.plan_csvs(plan):
+        csv = observed.csvs.get(name)
+        if name != own_csv and csv is not None and not csv_succeeded(csv):
+            pending.append(f"{name} ({status(csv).get('phase') or 'no phase'})")
+    return pending
+
+
+def _approval(desired, plan_name, plan, own_csv):
+    content = ipl.classify_plan(plan, own_csv)
+    listed = ", ".join(ipl.plan_csvs(plan))
+    if not content.own:
+        return Action(
+            FAIL,
+            f"InstallPlan {plan_name} ({listed}) does not contain {own_csv or 'a CSV of ' + desired.package}; not approved",
+            "UnexpectedInstallPlan",
+        )
+    if content.foreign:
+        return Action(
+            FAIL,
+            f"InstallPlan {plan_name} also carries {', '.join(content.foreign)} of other Subscriptions in namespace "
+            f"{desired.namespace} (OLM plans one namespace at a time, and approving the plan would install them too); "
+            "not approved. Approve or remove the other pending upgrades first, or install into a namespace of its own",
+            "ForeignCSVsInInstallPlan",
+        )
+    if content.dependencies and not desired.approve_dependencies:
+        return Action(
+            FAIL,
+            f"InstallPlan {plan_name} would also install the dependencies {', '.join(content.dependencies)}; not approved "
+            "because approve_dependencies is false",
+            "DependenciesNotApproved",
+        )
+    if desired.version:
+        version = ipl.plan_csv_versions(plan).get(own_csv)
+        if version is None:
+            return Action(WAIT, f"InstallPlan {plan_name} to list the version of {own_csv}")
+        if version_after(version, desired.version):
+            return Action(
+                FAIL,
+                f"the next step of the upgrade graph is {own_csv} (version {version}), past the requested version "
+                f"{desired.version}: the channel has no upgrade path through {desired.version}; not approved",
+                "VersionNotOnUpgradePath",
+            )
+    return Action(APPROVE, f"approve InstallPlan {plan_name} ({listed})", target=plan_name)
+
+
+def _csv_failure(name, csv):
+    st = status(csv)
+    return f"ClusterServiceVersion {name} phase Failed ({st.get('reason')}): {st.get('message') or ''}".rstrip(": ")
+
+
+def _csv_progress(name, csv):
+    st = status(csv)
+    return f"ClusterServiceVersion {name} phase {st.get('phase') or 'unknown'} ({st.get('reason') or ''}: {st.get('message') or ''})"
+
+
+def waiting_for(desired, observed):
+    """A one-line description of what the install waits for (progress and timeout messages)."""
+    sub = observed.subscription
+    if sub is None:
+        return f"Subscription {desired.subscription} to appear"
+    st = status(sub)
+    parts = [f"Subscription state {st.get('state') or 'unknown'}"]
+    current_name = st.get("currentCSV")
+    current = observed.csvs.get(current_name) if current_name else None
+    plan_name = (st.get("installPlanRef") or {}).get("name")
+    plan = observed.installplans.get(plan_name) if plan_name else None
+    if plan is not None:
+        parts.append(f"InstallPlan {plan_name} phase {status(plan).get('phase') or 'unknown'}")
+    if current is not None:
+        parts.append(_csv_progress(current_name, current))
+        blocked = csv_blocked(current)
+        if blocked:
+            parts.append(f"blocked: {blocked}")
+    elif current_name:
+        parts.append(f"ClusterServiceVersion {current_name} not created yet")
+    parts.extend(notices(SUBSCRIPTION_NOTICES, sub))
+    return "; ".join(parts)
+
+
+def summary(observed):
+    """Partial state for results and timeouts: Subscription state, InstallPlan phase, CSV phase and reason."""
+    sub = observed.subscription
+    st = status(sub)
+    current_name = st.get("currentCSV")
+    current = observed.csvs.get(current_name) if current_name else None
+    plan_name = (st.get("installPlanRef") or {}).get("name")
+    plan = observed.installplans.get(plan_name) if plan_name else None
+    return {
+        "subscription_state": st.get("state"),
+        "subscription_conditions": [c for c in st.get("conditions") or [] if c.get("status") == "True"],
+        "installed_csv": st.get("installedCSV"),
+        "current_csv": current_name,
+        "install_plan": plan_name,
+        "install_plan_phase": status(plan).get("phase") if plan else None,
+        "csv_phase": status(current).get("phase") if current else None,
+        "csv_reason": status(current).get("reason") if current else None,
+        "csv_message": status(current).get("message") if current else None,
+    }

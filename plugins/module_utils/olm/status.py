@@ -1,0 +1,213 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""How to read OLM v0 objects: tables of pure predicates over plain dicts.
+
+Each table row is ``(name, predicate(obj) -> bool, describe(obj) -> message)``; ``first_problem(table, obj)``
+returns the first row that matches as a ``Problem``. The rows encode OLM's own semantics (olm.md section 2):
+Subscription conditions have abnormal-true polarity, a CSV is ready only in phase ``Succeeded``, and a
+ReplicaSet's ``FailedCreate`` (e.g. Pod Security admission) is visible long before OLM's 5-minute install timeout.
+No Ansible or kubernetes imports: everything here is testable with literal objects.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from collections import namedtuple
+
+Problem = namedtuple("Problem", ["name", "reason", "message"])
+
+# The label OLM puts on CSVs it copies into target namespaces; copies are not installations.
+COPIED_LABEL = "olm.copiedFrom"
+
+# Container waiting reasons that will not resolve by themselves within an install.
+STUCK_CONTAINER_REASONS = frozenset(
+    ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError")
+)
+
+
+def status(obj):
+    return (obj or {}).get("status") or {}
+
+
+def spec(obj):
+    return (obj or {}).get("spec") or {}
+
+
+def metadata(obj):
+    return (obj or {}).get("metadata") or {}
+
+
+def name_of(obj):
+    return metadata(obj).get("name")
+
+
+def condition(obj, cond_type):
+    """The condition of ``cond_type`` in ``status.conditions`` (a dict), or None."""
+    for cond in status(obj).get("conditions") or []:
+        if isinstance(cond, dict) and cond.get("type") == cond_type:
+            return cond
+    return None
+
+
+def condition_true(obj, cond_type, reasons=None):
+    cond = condition(obj, cond_type)
+    if not cond or cond.get("status") != "True":
+        return False
+    return reasons is None or cond.get("reason") in reasons
+
+
+def _condition_message(cond_type):
+    def describe(obj):
+        cond = condition(obj, cond_type) or {}
+        return cond.get("reason"), cond.get("message") or cond_type
+
+    return describe
+
+
+# ------------------------------------------------------------------------------------------- Subscription
+# Terminal resolution and unpack failures: OLM does not retry ConstraintsNotSatisfiable (it needs a human), and a
+# failed InstallPlan never completes. ErrorPreventedResolution is requeued by OLM, so it is only reported.
+SUBSCRIPTION_FAILURES = (
+    ("ResolutionFailed", lambda s: condition_true(s, "ResolutionFailed", {"ConstraintsNotSatisfiable"}), _condition_message("ResolutionFailed")),
+    ("BundleUnpackFailed", lambda s: condition_true(s, "BundleUnpackFailed"), _condition_message("BundleUnpackFailed")),
+    ("InstallPlanFailed", lambda s: condition_true(s, "InstallPlanFailed"), _condition_message("InstallPlanFailed")),
+)
+
+# Conditions worth reporting while waiting (not failures by themselves).
+SUBSCRIPTION_NOTICES = (
+    ("ResolutionFailed", lambda s: condition_true(s, "ResolutionFailed"), _condition_message("ResolutionFailed")),
+    ("CatalogSourcesUnhealthy", lambda s: condition_true(s, "CatalogSourcesUnhealthy"), _condition_message("CatalogSourcesUnhealthy")),
+    ("BundleUnpacking", lambda s: condition_true(s, "BundleUnpacking"), _condition_message("BundleUnpacking")),
+)
+
+# ---------------------------------------------------------------------------------------------- InstallPlan
+
+
+def _installplan_failure(ip):
+    cond = condition(ip, "Installed") or {}
+    return cond.get("reason"), cond.get("message") or status(ip).get("message") or "InstallPlan failed"
+
+
+INSTALLPLAN_FAILURES = (("InstallPlanFailed", lambda ip: status(ip).get("phase") == "Failed", _installplan_failure),)
+
+# ------------------------------------------------------------------------------------ ClusterServiceVersion
+
+
+def _csv_reason(csv):
+    st = status(csv)
+    return st.get("reason"), st.get("message") or ""
+
+
+# OLM moves some Failed CSVs back to Pending once the cause is fixed (e.g. an OperatorGroup added), but none of
+# them fixes itself while a module waits: each needs a change by someone, so the module reports it at once.
+CSV_FAILURES = (("CSVFailed", lambda csv: status(csv).get("phase") == "Failed", _csv_reason),)
+
+# Pending reasons that mean "blocked until something else changes": reported if the wait times out.
+CSV_BLOCKED_REASONS = frozenset(("RequirementsNotMet", "OperatorConditionNotUpgradeable"))
+
+
+def csv_succeeded(csv):
+    return status(csv).get("phase") == "Succeeded"
+
+
+def csv_version(csv):
+    return spec(csv).get("version")
+
+
+def is_copied_csv(csv):
+    return COPIED_LABEL in (metadata(csv).get("labels") or {})
+
+
+def csv_deployment_names(csv):
+    """Names of the Deployments a CSV's install strategy creates."""
+    install = spec(csv).get("install") or {}
+    deployments = (install.get("spec") or {}).get("deployments") or []
+    return [d.get("name") for d in deployments if isinstance(d, dict) and d.get("name")]
+
+
+def csv_blocked(csv):
+    """A message when a Pending CSV waits on something outside OLM's install (requirements, Upgradeable=False)."""
+    st = status(csv)
+    if st.get("phase") == "Pending" and st.get("reason") in CSV_BLOCKED_REASONS:
+        return f"{st.get('reason')}: {st.get('message') or ''}".rstrip(": ")
+    return None
+
+
+# ------------------------------------------------------------------------------------- workloads of a CSV
+
+
+def _replicaset_failure(rs):
+    cond = condition(rs, "ReplicaFailure") or {}
+    return cond.get("reason"), cond.get("message") or "ReplicaSet cannot create pods"
+
+
+# A ReplicaSet that cannot create pods (admission rejected them, quota, ...) never gets its Deployment available.
+REPLICASET_FAILURES = (("ReplicaFailure", lambda rs: condition_true(rs, "ReplicaFailure"), _replicaset_failure),)
+
+
+def _stuck_container(pod):
+    for container in status(pod).get("containerStatuses") or []:
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in STUCK_CONTAINER_REASONS:
+            return container, waiting
+    return None, None
+
+
+def _pod_failure(pod):
+    container, waiting = _stuck_container(pod)
+    restarts = container.get("restartCount", 0)
+    detail = f": {waiting['message']}" if waiting.get("message") else ""
+    return waiting.get("reason"), f"pod {name_of(pod)} container {container.get('name')} is {waiting.get('reason')} (restarts: {restarts}){detail}"
+
+
+POD_FAILURES = (("PodStuck", lambda pod: _stuck_container(pod)[0] is not None, _pod_failure),)
+
+
+def first_problem(table, obj):
+    """The first row of ``table`` whose predicate holds for ``obj``, as a ``Problem``; None if none does."""
+    if obj is None:
+        return None
+    for name, predicate, describe in table:
+        if predicate(obj):
+            reason, message = describe(obj)
+            return Problem(name, reason, message)
+    return None
+
+
+def owned_by(obj, kind, names):
+    """True if one of ``obj``'s owner references is a ``kind`` named in ``names``."""
+    for ref in metadata(obj).get("ownerReferences") or []:
+        if ref.get("kind") == kind and ref.get("name") in names:
+            return True
+    return False
+
+
+def workload_problem(csv, replicasets, pods):
+    """The first ReplicaSet or pod problem among the workloads of ``csv``'s Deployments, as a ``Problem``."""
+    deployments = set(csv_deployment_names(csv))
+    if not deployments:
+        return None
+    own_sets = [rs for rs in replicasets if owned_by(rs, "Deployment", deployments)]
+    for rs in own_sets:
+        problem = first_problem(REPLICASET_FAILURES, rs)
+        if problem:
+            return problem
+    set_names = {name_of(rs) for rs in own_sets}
+    for pod in pods:
+        if owned_by(pod, "ReplicaSet", set_names):
+            problem = first_problem(POD_FAILURES, pod)
+            if problem:
+                return problem
+    return None
+
+
+def notices(table, obj):
+    """Messages of every row of ``table`` that holds for ``obj`` (for progress reports)."""
+    found = []
+    for name, predicate, describe in table:
+        if obj is not None and predicate(obj):
+            reason, message = describe(obj)
+            found.append(f"{name} ({reason}): {message}" if reason else f"{name}: {message}")
+    return found

@@ -1,0 +1,365 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster glue of olm_bundle_run: serve a bundle directory as a catalog, install or upgrade it, clean up.
+
+``present``: read the bundle; find what this module installed before (a Subscription of the package from the
+module's CatalogSource ``<package>-catalog``); serve the catalog - with ``serve=pod`` the FBC goes into ConfigMaps
+and a registry pod, and the CatalogSource points at the pod's IP once it is Ready; with ``serve=address`` the
+CatalogSource points at an existing gRPC server - then hand over to ``olm_cluster.operator.install`` (Manual
+approval, the bundle's CSV as ``startingCSV``, version pinned), which approves only the InstallPlan of that CSV.
+``absent``: ``olm_cluster.operator.uninstall`` (operator-sdk's cleanup order), then the CatalogSource and its
+registry objects. The rules are pure code in ``olm/bundle_run.py``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
+    apply_object,
+    create_object,
+    delete_object,
+    normalize,
+    patch_object,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent as is_absent
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import FIELD_MANAGER, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import (
+    V1ALPHA1,
+    Cluster,
+    ensure_namespace,
+    ensure_operator_group,
+    ensure_subscription,
+    install,
+    uninstall,
+)
+
+SERVE_POD = "pod"
+SERVE_ADDRESS = "address"
+
+
+def find_subscription(cluster, namespace, package):
+    """The namespace's Subscription of ``package`` (OLM allows one), or None."""
+    subs = [s for s in cluster.list("Subscription", namespace) if spec(s).get("name") == package]
+    if len(subs) > 1:
+        names = ", ".join(sorted(name_of(s) for s in subs))
+        raise core.BundleRunError(f"namespace {namespace} has {len(subs)} Subscriptions of package {package} ({names})")
+    return subs[0] if subs else None
+
+
+def _from_catalog(sub, catalog, namespace):
+    return (spec(sub).get("source"), spec(sub).get("sourceNamespace")) == (catalog, namespace)
+
+
+def _annotations(obj):
+    return metadata(obj).get("annotations") or {}
+
+
+def _registry_objects(cluster, namespace, catalog):
+    """Our pods and ConfigMaps of ``catalog`` (every digest)."""
+    selector = core.selector(catalog)
+    return (
+        cluster.list("Pod", namespace, "v1", label_selector=selector),
+        cluster.list("ConfigMap", namespace, "v1", label_selector=selector),
+    )
+
+
+def _delete_all(cluster, kind, names, namespace):
+    resource = cluster.resource(kind, "v1")
+    for name in names:
+        delete_object(cluster.client, resource, name, namespace)
+    return list(names)
+
+
+def remove_stale_registry(cluster, namespace, catalog, digest=None):
+    """Delete our registry pods and ConfigMaps of ``catalog`` that do not serve ``digest`` (all, for None)."""
+    pods, cms = _registry_objects(cluster, namespace, catalog)
+    removed = {}
+    stale_pods = core.stale_objects(pods, digest)
+    stale_cms = core.stale_objects(cms, digest)
+    if stale_pods:
+        removed["registry_pods"] = _delete_all(cluster, "Pod", stale_pods, namespace)
+    if stale_cms:
+        removed["config_maps"] = _delete_all(cluster, "ConfigMap", stale_cms, namespace)
+    return removed
+
+
+def read_served_catalog(cluster, namespace, catalog, source):
+    """The FBC the registry pod serves now (from its ConfigMaps), or None when it cannot be read back intact."""
+    digest = _annotations(source).get(core.ANNOTATION_DIGEST)
+    if not digest:
+        return None
+    selector = f"{core.selector(catalog)},{core.DIGEST_LABEL}={core.short_digest(digest)}"
+    cms = cluster.list("ConfigMap", namespace, "v1", label_selector=selector)
+
+    def index(cm):
+        tail = name_of(cm).rsplit("-", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
+
+    texts = [(cm.get("data") or {}).get(core.CONFIGMAP_KEY) or "" for cm in sorted(cms, key=index)]
+    if not texts:
+        return None
+    cfg = core.load_documents(texts)
+    # A ConfigMap lost or edited: start from the bundle alone rather than serve a partial catalog.
+    return cfg if core.catalog_digest(core.fbc_documents(cfg)) == digest else None
+
+
+def wait_registry_pod(cluster, namespace, name, timeout):
+    """Watch the registry pod until it is Ready with an IP; raise at once when it cannot start."""
+    resource = cluster.resource("Pod", "v1")
+
+    def settled(pod):
+        return core.registry_pod_verdict(pod)[0] != core.VERDICT_WAITING
+
+    try:
+        pod = watch_until(cluster.client, "v1", "Pod", name, namespace, settled, max(1, timeout), resource=resource)
+    except ResourceTimeoutError as exc:
+        message = core.registry_pod_verdict(exc.last_object)[1] if exc.last_object else "it does not exist"
+        raise core.BundleRunError(
+            f"Timed out after {timeout}s waiting for the registry pod {namespace}/{name} to be Ready: {message}",
+            result={"reason": "RegistryPodNotReady", "registry_pod": name},
+        ) from None
+    verdict, message = core.registry_pod_verdict(pod)
+    if verdict == core.VERDICT_FAILED:
+        raise core.BundleRunError(message, result={"reason": "RegistryPodFailed", "registry_pod": name})
+    return pod
+
+
+def _apply_source(cluster, definition):
+    resource = cluster.resource("CatalogSource", V1ALPHA1)
+    return apply_object(cluster.client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=True)
+
+
+def serve_address(cluster, params, bundle, catalog, source, ns_exists, check_mode):
+    """Point the CatalogSource at ``catalog_address`` (an existing gRPC server that serves the bundle)."""
+    ns = params["namespace"]
+    previous = _annotations(source).get(core.ANNOTATION_INJECTED_BUNDLES)
+    annotations = {core.ANNOTATION_INJECTED_BUNDLES: core.injected_bundles(previous=previous, bundle=bundle)}
+    definition = core.catalog_source(catalog, ns, bundle.package, params["catalog_address"], annotations)
+    served = {"address": params["catalog_address"], "registry_pod": None, "config_maps": [], "digest": None, "created": {}, "removed": {}}
+    if not ns_exists:
+        if check_mode:
+            return dict(served, changed=True, before=None, after=definition, created={"catalog_source": catalog})
+        ensure_namespace(cluster, ns)
+    changed, before, after = _apply_source(cluster, definition)
+    if source is None:
+        served["created"]["catalog_source"] = catalog
+    if ns_exists:  # registry objects of an earlier serve=pod run
+        served["removed"] = remove_stale_registry(cluster, ns, catalog)
+    return dict(served, changed=bool(changed or served["removed"]), before=before, after=after)
+
+
+def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns_exists, check_mode, deadline):
+    """Serve the catalog from ConfigMaps and a registry pod; point the CatalogSource at the pod once it is Ready."""
+    ns = params["namespace"]
+    existing = read_served_catalog(cluster, ns, catalog, source) if source is not None and kind != core.INSTALL else None
+    cfg = core.plan_catalog(existing, bundle, kind, installed_name)
+    documents = core.fbc_documents(cfg)
+    digest = core.catalog_digest(documents)
+    owner = core.owner_reference(source) if source is not None else None
+    cms = core.config_maps(catalog, ns, digest, core.chunk_documents(documents), owner)
+    cm_names = [name_of(cm) for cm in cms]
+    pod = core.registry_pod(catalog, ns, digest, cm_names, params["opm_image"], params["image_pull_policy"], params["security_context_config"], owner)
+    pod_name = name_of(pod)
+    annotations = {
+        core.ANNOTATION_INDEX_IMAGE: params["opm_image"],
+        core.ANNOTATION_INJECTED_BUNDLES: core.injected_bundles(cfg),
+        core.ANNOTATION_REGISTRY_POD: pod_name,
+        core.ANNOTATION_DIGEST: digest,
+    }
+    served = {"registry_pod": pod_name, "config_maps": cm_names, "digest": digest, "created": {}, "removed": {}}
+    if not ns_exists:
+        if check_mode:  # nothing can be dry-run in a namespace that does not exist yet
+            predicted = core.catalog_source(catalog, ns, bundle.package, None, annotations)
+            created = {"catalog_source": catalog, "config_maps": cm_names, "registry_pod": pod_name}
+            return dict(served, changed=True, address=None, before=None, after=predicted, created=created)
+        ensure_namespace(cluster, ns)
+
+    created_cms = [name_of(cm) for cm in cms if create_object(cluster.client, cluster.resource("ConfigMap", "v1"), cm).changed]
+    pod_result = create_object(cluster.client, cluster.resource("Pod", "v1"), pod)
+    if created_cms:
+        served["created"]["config_maps"] = created_cms
+    if pod_result.changed:
+        served["created"]["registry_pod"] = pod_name
+
+    if check_mode:
+        # The pod's IP is known only once it runs: the dry run keeps the current address (none for a new catalog).
+        ready = not pod_result.changed and core.registry_pod_verdict(pod_result.after)[0] == core.VERDICT_READY
+        address = core.pod_address(pod_result.after) if ready else spec(source).get("address")
+    else:
+        address = core.pod_address(wait_registry_pod(cluster, ns, pod_name, deadline - time.monotonic()))
+    changed, before, after = _apply_source(cluster, core.catalog_source(catalog, ns, bundle.package, address, annotations))
+    if source is None:
+        served["created"]["catalog_source"] = catalog
+        if not check_mode:  # the CatalogSource exists now: it owns the registry, for the garbage collector
+            ref = {"metadata": {"ownerReferences": [core.owner_reference(after)]}}
+            for name in cm_names:
+                patch_object(cluster.client, cluster.resource("ConfigMap", "v1"), name, ref, ns)
+            patch_object(cluster.client, cluster.resource("Pod", "v1"), pod_name, ref, ns)
+    if not check_mode:  # the old pod goes only after the CatalogSource has moved to the new one
+        served["removed"] = remove_stale_registry(cluster, ns, catalog, digest)
+    changed = bool(changed or served["created"] or served["removed"])
+    return dict(served, changed=changed, address=address, before=before, after=after)
+
+
+def predict_install(cluster, params, ns_exists):
+    """Check mode before the CatalogSource exists: dry-run the OperatorGroup and Subscription install() would make."""
+    ns, sub_name = params["namespace"], params["subscription_name"]
+    wanted = olm.subscription_spec(params)
+    created = {"subscription": sub_name}
+    if ns_exists:
+        og_created, group = ensure_operator_group(cluster, ns, params["install_modes"], params.get("target_namespaces"), ns)
+        if og_created:
+            created["operator_group"] = name_of(group)
+        after = ensure_subscription(cluster, ns, sub_name, wanted, None)[2]
+    else:
+        installmode.choose_targets(params["install_modes"], ns, params.get("target_namespaces"))
+        created.update(namespace=ns, operator_group=ns)
+        after = {"apiVersion": V1ALPHA1, "kind": "Subscription", "metadata": {"name": sub_name, "namespace": ns}, "spec": wanted}
+    return {
+        "changed": True,
+        "subscription": after,
+        "csv": None,
+        "installed_csv": None,
+        "current_csv": None,
+        "version": None,
+        "phase": None,
+        "approved_install_plans": [],
+        "created": created,
+        "diff": {"before": {}, "after": {"subscription": after}},
+    }
+
+
+def present(module):
+    p = module.params
+    check_mode = module.check_mode
+    started = time.monotonic()
+    deadline = started + p["wait_timeout"]
+    serve = p["serve"]
+    if serve == SERVE_POD and p.get("catalog_address"):
+        raise core.BundleRunError("catalog_address is only used with serve=address")
+    bundle = core.read_bundle(p["bundle_dir"], p.get("package"), p.get("channel"))
+    ns = p["namespace"]
+    catalog = core.catalog_name(bundle.package)
+    cluster = Cluster(module.client)
+
+    ns_exists = cluster.get("Namespace", ns, None, "v1") is not None
+    source = cluster.get("CatalogSource", catalog, ns) if ns_exists else None
+    if source is not None and not core.is_ours(source):
+        raise core.BundleRunError(
+            f"CatalogSource {ns}/{catalog} exists and was not created by this module (label {core.CREATED_BY_LABEL}); "
+            "remove it (operator-sdk cleanup) or install into another namespace"
+        )
+    sub = find_subscription(cluster, ns, bundle.package) if ns_exists else None
+    if sub is not None and not _from_catalog(sub, catalog, ns):
+        raise core.BundleRunError(
+            f"package {bundle.package} is subscribed in {ns} from CatalogSource {spec(sub).get('sourceNamespace')}/{spec(sub).get('source')} "
+            f"(Subscription {name_of(sub)}), not from this module's {catalog}; remove that installation first",
+            result={"reason": "InstalledFromAnotherCatalog"},
+        )
+    installed_name = status(sub).get("installedCSV") if sub else None
+    installed = cluster.get("ClusterServiceVersion", installed_name, ns) if installed_name else None
+    kind = core.relation(csv_version(installed) if installed else None, bundle)
+
+    if serve == SERVE_ADDRESS:
+        served = serve_address(cluster, p, bundle, catalog, source, ns_exists, check_mode)
+    else:
+        served = serve_pod(cluster, p, bundle, catalog, source, kind, installed_name if installed else None, ns_exists, check_mode, deadline)
+
+    params = {
+        "namespace": ns,
+        "package": bundle.package,
+        "channel": bundle.channel,
+        "catalog": catalog,
+        "catalog_namespace": ns,
+        "subscription_name": name_of(sub) if sub else bundle.package,
+        "version": bundle.version,
+        "approval": olm.MANUAL,
+        "starting_csv": bundle.name,
+        "install_modes": bundle.install_modes,
+        "target_namespaces": p.get("target_namespaces"),
+        "approve_dependencies": True,
+    }
+    if check_mode and source is None and sub is None:
+        result = predict_install(cluster, params, ns_exists)
+    else:
+        result = install(cluster, params, check_mode, p["wait"], max(1, deadline - time.monotonic()))
+
+    install_diff = result.pop("diff", {}) or {}
+    result["changed"] = bool(result.get("changed") or served["changed"])
+    result["created"] = dict(result.get("created") or {}, **served["created"])
+    result.update(
+        operation=kind,
+        bundle={"name": bundle.name, "package": bundle.package, "version": bundle.version, "channel": bundle.channel},
+        catalog_source=public(served["after"]),
+        catalog_address=served["address"],
+        registry_pod=served["registry_pod"],
+        config_maps=served["config_maps"],
+        catalog_digest=served["digest"],
+        removed=served["removed"],
+        duration=round(time.monotonic() - started, 3),
+    )
+    if module._diff:
+        result["diff"] = {
+            "before": dict(install_diff.get("before") or {}, catalog_source=normalize(public(served["before"])) or {}),
+            "after": dict(install_diff.get("after") or {}, catalog_source=normalize(public(served["after"])) or {}),
+        }
+    return result
+
+
+def absent(module):
+    """operator-sdk cleanup: the operator (Subscription, optionally CRDs, CSV, our OperatorGroup), the CatalogSource,
+    its registry pods and ConfigMaps. Objects this module did not make are left alone (with a warning)."""
+    p = module.params
+    package = p.get("package")
+    if p.get("bundle_dir"):
+        package = core.read_bundle(p["bundle_dir"], package).package
+    ns, catalog = p["namespace"], core.catalog_name(package)
+    cluster = Cluster(module.client)
+    result = {"changed": False, "removed": {}}
+    if cluster.get("Namespace", ns, None, "v1") is None:
+        return result
+    warnings = []
+    source = cluster.get("CatalogSource", catalog, ns)
+    ours = source is not None and core.is_ours(source)
+    sub = find_subscription(cluster, ns, package)
+    removed = {}
+    if (sub is not None and _from_catalog(sub, catalog, ns)) or (sub is None and ours):
+        params = {"namespace": ns, "package": package, "subscription_name": name_of(sub) if sub else package, "remove_crds": p["remove_crds"]}
+        removed.update(uninstall(cluster, params, module.check_mode, p["wait"], p["wait_timeout"])["removed"])
+    elif sub is not None:
+        warnings.append(
+            f"Subscription {ns}/{name_of(sub)} of {package} installs from CatalogSource {spec(sub).get('sourceNamespace')}/{spec(sub).get('source')}, "
+            "not from this module's catalog: left alone"
+        )
+    if ours:
+        resource = cluster.resource("CatalogSource", V1ALPHA1)
+        delete_object(cluster.client, resource, catalog, ns)
+        removed["catalog_source"] = catalog
+        if p["wait"] and not module.check_mode:
+            watch_until(cluster.client, V1ALPHA1, "CatalogSource", catalog, ns, is_absent, p["wait_timeout"], resource=resource)
+    elif source is not None:
+        warnings.append(f"CatalogSource {ns}/{catalog} was not created by this module: left alone")
+    removed.update(remove_stale_registry(cluster, ns, catalog))
+    result.update(changed=bool(removed), removed=removed)
+    if warnings:
+        result["warnings"] = warnings
+    if module._diff:
+        result["diff"] = {"before": removed, "after": {}}
+    return result
+
+
+def execute(module):
+    """Entry point of the olm_bundle_run module."""
+    if module.params["state"] == "absent":
+        return absent(module)
+    return present(module)

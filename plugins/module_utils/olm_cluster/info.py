@@ -1,0 +1,189 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read what ``olm_operator_info`` reports from the cluster, with as few API requests as possible.
+
+One namespace, read-only. Requests (discovery comes from the client's cache):
+
+* Subscriptions: one GET (``name`` given) or one LIST of the namespace;
+* CSVs: one GET of the installed CSV (one operator), or one LIST of the namespace without copied CSVs (label
+  selector ``!olm.copiedFrom``) for every operator; none when nothing is installed;
+* InstallPlans: one LIST of the namespace, none when there is no Subscription;
+* PackageManifests (``packages.operators.coreos.com/v1``, served by OLM's packageserver): one LIST per operator,
+  narrowed by the catalog labels and a ``metadata.name`` field selector. When that API is not served (OLM without
+  packageserver), cannot be read, or fails, ``catalog`` is null and a warning says why: the rest is still reported.
+  Whether it is served comes from the discovery cache; only when the cache does not list the group is its discovery
+  document requested (one GET, answered 404 on clusters without packageserver). A plain lookup would cost a
+  discovery refresh per lookup attempt on every run there (18 requests with kubernetes.core's client).
+
+The summaries themselves are ``olm.info`` (pure).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client, find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import info
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import COPIED_LABEL, spec, status
+
+OPERATORS_API = "operators.coreos.com/v1alpha1"
+PACKAGES_API = "packages.operators.coreos.com/v1"
+PACKAGE_MANIFEST = "PackageManifest"
+
+
+def group_version_served(client, api_version):
+    """``(served, why_not)`` for an API group version such as ``packages.operators.coreos.com/v1``.
+
+    Answered from the client's discovery cache when it lists the group version (no request); otherwise one GET of
+    the group version's discovery document tells (the cache may predate the API): 404 means not served, another
+    error (503 for an aggregated API whose server is down) means not available.
+    """
+    dyn = dynamic_client(client)
+    group, version = api_version.split("/", 1)
+    try:
+        cached = dyn.resources.parse_api_groups(request_resources=False) or {}
+    except Exception:  # a cache we cannot read: ask the server
+        cached = {}
+    if version in ((cached.get("apis") or {}).get(group) or {}):
+        return True, None
+    try:
+        dyn.request("GET", f"/apis/{api_version}")
+    except Exception as exc:
+        status = api_error_status(exc)
+        if status == 404:
+            return False, f"the {api_version} API is not served"
+        return False, f"the {api_version} API is not available (HTTP {status}): {api_error_message(exc)}" if status else str(exc)
+    return True, None
+
+
+def list_objects(client, resource, namespace, label_selector=None, field_selector=None):
+    """The items of one LIST request (plain dicts); API errors become ``K8sError``."""
+    params = {"namespace": namespace}
+    if label_selector:
+        params["label_selector"] = label_selector
+    if field_selector:
+        params["field_selector"] = field_selector
+    try:
+        listing = to_dict(client.get(resource, **params)) or {}
+    except Exception as exc:
+        kind = getattr(resource, "kind", None) or str(resource)
+        raise K8sError(f"Failed to list {kind} in namespace {namespace}: {api_error_message(exc)}", status=api_error_status(exc)) from exc
+    return [item for item in listing.get("items") or () if isinstance(item, dict)]
+
+
+class CatalogReader:
+    """PackageManifest lookups; after the first failure (API not served, forbidden, ...) it stops asking."""
+
+    def __init__(self, client, namespace):
+        self.client = client
+        self.namespace = namespace
+        self.resource = None
+        self.problem = None
+        self.warnings = []
+
+    def _resource(self):
+        if self.problem is not None:
+            return None
+        if self.resource is None:
+            served, why_not = group_version_served(self.client, PACKAGES_API)
+            if not served:
+                self._give_up(f"{why_not} (OLM's packageserver serves PackageManifests)")
+                return None
+            try:
+                self.resource = find_resource(self.client, PACKAGE_MANIFEST, PACKAGES_API)
+            except K8sError:
+                self._give_up(f"the {PACKAGES_API} API has no PackageManifest resource")
+        return self.resource
+
+    def _give_up(self, why):
+        self.problem = why
+        self.warnings.append(f"catalog information is not reported: {excerpt(why)}")  # bounded: it quotes the server
+
+    def package_manifest(self, package, source=None, source_namespace=None):
+        """``package``'s PackageManifest from ``source``/``source_namespace`` (any catalog when unset), or None."""
+        if not package:
+            return None
+        resource = self._resource()
+        if resource is None:
+            return None
+        try:
+            manifests = list_objects(
+                self.client,
+                resource,
+                self.namespace,
+                label_selector=info.catalog_labels(source, source_namespace),
+                field_selector=f"metadata.name={package}",
+            )
+        except K8sError as exc:
+            self._give_up(f"{exc} (HTTP {exc.status})" if exc.status else str(exc))
+            return None
+        manifest, warning = info.select_package_manifest(manifests, package, source, source_namespace, self.namespace)
+        if warning:
+            self.warnings.append(warning)
+        return manifest
+
+
+def _catalog_of(sub, source, source_namespace):
+    """The catalog to look the package up in: the Subscription's, else the one given by the user."""
+    if sub is not None:
+        sub_spec = spec(sub)
+        return sub_spec.get("source"), sub_spec.get("sourceNamespace")
+    return source, source_namespace
+
+
+def operator_info(client, namespace, package=None, name=None, source=None, source_namespace=None):
+    """The result of ``olm_operator_info`` minus ``changed``: ``{"operator": record}`` when ``package`` or ``name``
+    is given, else ``{"operators": [records]}``; plus ``warnings`` when there are any."""
+    subscriptions = find_resource(client, "Subscription", OPERATORS_API)
+    if name:
+        found = get_object(client, subscriptions, name, namespace)
+        candidates = [found] if found is not None else []
+    else:
+        candidates = list_objects(client, subscriptions, namespace)
+    subs = info.find_subscriptions(candidates, package=package, name=name)
+    catalogs = CatalogReader(client, namespace)
+    warnings = []
+
+    if package or name:
+        if len(subs) > 1:
+            names = ", ".join(sub["metadata"]["name"] for sub in subs)
+            warnings.append(f"{len(subs)} Subscriptions in {namespace} are for package {package} ({names}); reporting the first")
+        sub = subs[0] if subs else None
+        pkg = package or (spec(sub).get("name") if sub is not None else None)
+        csv = None
+        plans = []
+        if sub is not None:
+            installed = status(sub).get("installedCSV")
+            if installed:
+                csv = get_object(client, find_resource(client, "ClusterServiceVersion", OPERATORS_API), installed, namespace)
+            plans = list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace)
+        manifest = catalogs.package_manifest(pkg, *_catalog_of(sub, source, source_namespace))
+        record, more = info.operator_summary(pkg, namespace, sub, csv, plans, manifest)
+        result = {"operator": record}
+        warnings.extend(more)
+    else:
+        csvs = {}
+        plans = []
+        if subs:
+            if any(status(sub).get("installedCSV") for sub in subs):
+                csv_resource = find_resource(client, "ClusterServiceVersion", OPERATORS_API)
+                for csv in list_objects(client, csv_resource, namespace, label_selector=f"!{COPIED_LABEL}"):
+                    csvs[csv["metadata"].get("name")] = csv
+            plans = list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace)
+        records = []
+        for sub in subs:
+            pkg = spec(sub).get("name")
+            manifest = catalogs.package_manifest(pkg, *_catalog_of(sub, None, None))
+            record, more = info.operator_summary(pkg, namespace, sub, csvs.get(status(sub).get("installedCSV")), plans, manifest)
+            records.append(record)
+            warnings.extend(more)
+        result = {"operators": records}
+
+    warnings = catalogs.warnings + warnings
+    if warnings:
+        result["warnings"] = warnings
+    return result

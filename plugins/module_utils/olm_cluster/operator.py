@@ -1,0 +1,424 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Install, upgrade and uninstall one operator through OLM v0 on a cluster (the I/O around ``olm.operator``).
+
+``install(client, request, ...)`` makes the Subscription (and an OperatorGroup when the namespace has none), then
+watches the Subscription, InstallPlans, CSVs, ReplicaSets and pods of the namespace and acts on what
+``olm.operator.next_step`` decides. ``uninstall`` removes what an install made, in operator-sdk's order. The
+already-installed case costs two GETs (Subscription, CSV) and no watch.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
+    create_object,
+    delete_object,
+    get_object,
+    patch_object,
+    to_dict,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_verdict
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, is_copied_csv, name_of, spec, status
+
+V1ALPHA1 = "operators.coreos.com/v1alpha1"
+V1 = "operators.coreos.com/v1"
+PACKAGES_V1 = "packages.operators.coreos.com/v1"
+
+# Marks objects the module created, so that uninstall removes those and nothing else.
+CREATED_BY_LABEL = "operators.kubeforge.io/created-by"
+CREATED_BY = "kubeforge.operators.olm_operator"
+
+# How long a CSV may stay Failed/UnsupportedOperatorGroup after the module fixed the group it created.
+RETARGET_GRACE_SECONDS = 30
+
+
+class OperatorError(KubeforgeError):
+    """OLM reported a failure (or refused a step) while installing, upgrading or removing an operator."""
+
+
+class Cluster:
+    """The resources one install touches, looked up once (discovery is cached by kubernetes.core)."""
+
+    def __init__(self, client):
+        self.client = client
+        self._resources = {}
+
+    def resource(self, kind, api_version=V1ALPHA1):
+        key = (kind, api_version)
+        if key not in self._resources:
+            self._resources[key] = find_resource(self.client, kind, api_version)
+        return self._resources[key]
+
+    def get(self, kind, name, namespace, api_version=V1ALPHA1):
+        return get_object(self.client, self.resource(kind, api_version), name, namespace)
+
+    def list(self, kind, namespace, api_version=V1ALPHA1, **selectors):
+        listing = to_dict(self.resource(kind, api_version).get(namespace=namespace, **selectors))
+        return listing.get("items") or []
+
+
+# --------------------------------------------------------------------------------------------- catalog facts
+
+
+def package_manifest(cluster, namespace, package, catalog, catalog_namespace):
+    """The PackageManifest of ``package`` from ``catalog`` as seen in ``namespace``; None when not served."""
+    try:
+        items = cluster.list(
+            "PackageManifest",
+            namespace,
+            PACKAGES_V1,
+            label_selector=f"catalog={catalog},catalog-namespace={catalog_namespace}",
+            field_selector=f"metadata.name={package}",
+        )
+    except K8sError:
+        return None  # the PackageManifest API is optional (packageserver missing): fall back to conventions
+    except Exception:  # pylint: disable=broad-except
+        return None
+    return items[0] if items else None
+
+
+def channel_of(manifest, channel):
+    """The named channel (or the default one) of a PackageManifest, or None."""
+    st = status(manifest)
+    wanted = channel or st.get("defaultChannel")
+    for entry in st.get("channels") or []:
+        if entry.get("name") == wanted:
+            return entry
+    return None
+
+
+def csv_for_version(manifest, channel, package, version):
+    """The CSV name of ``version`` in the channel (PackageManifest entries), else OLM's ``<package>.v<version>``."""
+    entry = channel_of(manifest, channel) if manifest else None
+    for item in (entry or {}).get("entries") or []:
+        if olm.same_version(item.get("version"), version):
+            return item.get("name")
+    if entry is not None and entry.get("entries"):
+        versions = ", ".join(str(item.get("version")) for item in entry["entries"])
+        raise OperatorError(f"version {version} is not in channel {entry.get('name')} of package {package} (versions: {versions})")
+    return f"{package}.v{str(version).lstrip('v')}"
+
+
+def install_modes_of(manifest, channel):
+    entry = channel_of(manifest, channel) if manifest else None
+    if entry is None:
+        return None
+    return (entry.get("currentCSVDesc") or {}).get("installModes")
+
+
+# --------------------------------------------------------------------------------------------------- install
+
+
+def ensure_namespace(cluster, namespace):
+    """Create the namespace when it is missing; returns True if created (or would be, in check mode)."""
+    result = create_object(cluster.client, cluster.resource("Namespace", "v1"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    return result.changed
+
+
+def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, name):
+    """Use the namespace's one OperatorGroup or create one; returns ``(created, operator_group)``."""
+    groups = cluster.list("OperatorGroup", namespace, V1)
+    if len(groups) > 1:
+        names = ", ".join(sorted(name_of(g) for g in groups))
+        raise OperatorError(
+            f"namespace {namespace} has {len(groups)} OperatorGroups ({names}); OLM installs nothing there "
+            "(TooManyOperatorGroups). Remove all but one",
+            result={"reason": "TooManyOperatorGroups"},
+        )
+    if groups:
+        installmode.check_operator_group(groups[0], install_modes, namespace, target_namespaces)
+        return False, groups[0]
+    targets = installmode.choose_targets(install_modes, namespace, target_namespaces)
+    definition = {
+        "apiVersion": V1,
+        "kind": "OperatorGroup",
+        "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
+        "spec": {"targetNamespaces": targets} if targets else {},
+    }
+    result = create_object(cluster.client, cluster.resource("OperatorGroup", V1), definition)
+    return True, result.after or definition
+
+
+def ensure_subscription(cluster, namespace, name, wanted_spec, existing):
+    """Create the Subscription or merge-patch the fields that differ; returns ``(changed, before, after)``."""
+    if existing is None:
+        definition = {
+            "apiVersion": V1ALPHA1,
+            "kind": "Subscription",
+            "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
+            "spec": wanted_spec,
+        }
+        result = create_object(cluster.client, cluster.resource("Subscription"), definition)
+        return True, None, result.after or definition
+    changes = olm.subscription_changes(existing, wanted_spec)
+    if not changes:
+        return False, existing, existing
+    result = patch_object(cluster.client, cluster.resource("Subscription"), name, {"spec": changes}, namespace)
+    return True, existing, result.after
+
+
+def observed_from(snapshot, subscription_name, catalog_problem=None):
+    subs = snapshot.get("subscription") or {}
+    csvs = {n: c for n, c in (snapshot.get("csvs") or {}).items() if not is_copied_csv(c)}
+    return olm.Observed(
+        subscription=subs.get(subscription_name),
+        installplans=snapshot.get("installplans") or {},
+        csvs=csvs,
+        replicasets=list((snapshot.get("replicasets") or {}).values()),
+        pods=list((snapshot.get("pods") or {}).values()),
+        catalog_problem=catalog_problem,
+    )
+
+
+def _catalog_problem(snapshot, catalog, catalog_namespace):
+    source = (snapshot.get("catalog") or {}).get(catalog)
+    if source is None:
+        return f"CatalogSource {catalog_namespace}/{catalog} does not exist"
+    verdict, message = catalog_source_verdict(source)
+    if verdict == "failed":
+        return f"CatalogSource {catalog_namespace}/{catalog} is unhealthy: {message}"
+    return None
+
+
+def retarget_operator_group(cluster, namespace, group_name, action, observed):
+    """Fix the install mode of an OperatorGroup this run created when the CSV turns out not to support it.
+
+    Without the PackageManifest API (or before it lists a new catalog) the install modes are unknown when the
+    OperatorGroup is made; OLM then fails the CSV with UnsupportedOperatorGroup, and moves it back to Pending once
+    the group fits. Returns True when the group was changed.
+    """
+    if action.reason != "UnsupportedOperatorGroup":
+        return False
+    csv = observed.csvs.get(status(observed.subscription).get("currentCSV"))
+    try:
+        targets = installmode.choose_targets(spec(csv).get("installModes"), namespace)
+    except installmode.InstallModeError:
+        return False
+    patch = {"spec": {"targetNamespaces": targets or None}}
+    patch_object(cluster.client, cluster.resource("OperatorGroup", V1), group_name, patch, namespace)
+    return True
+
+
+def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progress=None, created_group=None):
+    """Watch until ``desired`` is installed, approving the InstallPlans ``next_step`` allows.
+
+    Returns ``(observed, approved plan names)``; raises ``OperatorError`` with OLM's reason, or
+    ``ResourceTimeoutError`` with the partial state.
+    """
+    ns = desired.namespace
+    sources = [
+        Source("subscription", V1ALPHA1, "Subscription", ns, desired.subscription),
+        Source("installplans", V1ALPHA1, "InstallPlan", ns),
+        Source("csvs", V1ALPHA1, "ClusterServiceVersion", ns),
+        Source("replicasets", "apps/v1", "ReplicaSet", ns),
+        Source("pods", "v1", "Pod", ns),
+        Source("catalog", V1ALPHA1, "CatalogSource", catalog_namespace, catalog),
+    ]
+    approved = []
+    state = {}
+
+    def on_change(snapshot):
+        observed = observed_from(snapshot, desired.subscription, _catalog_problem(snapshot, catalog, catalog_namespace))
+        state["observed"] = observed
+        action = olm.next_step(desired, observed)
+        if progress is not None:
+            progress(action)
+        if action.kind == olm.DONE:
+            return observed
+        if action.kind == olm.FAIL and created_group and action.reason == "UnsupportedOperatorGroup":
+            if "retargeted" not in state and retarget_operator_group(cluster, ns, created_group, action, observed):
+                state["retargeted"] = time.monotonic()
+            if time.monotonic() - state.get("retargeted", 0) < RETARGET_GRACE_SECONDS:
+                return None  # OLM moves the CSV back to Pending once it sees the fixed group
+        if action.kind == olm.FAIL:
+            result = olm.summary(observed)
+            result.update({"reason": action.reason, "approved_install_plans": approved})
+            raise OperatorError(action.message, result=result)
+        if action.kind == olm.APPROVE and action.target not in approved:
+            patch_object(cluster.client, cluster.resource("InstallPlan"), action.target, {"spec": {"approved": True}}, ns)
+            approved.append(action.target)
+        state["waiting"] = olm.waiting_for(desired, observed)
+        return None
+
+    def on_timeout(snapshot):
+        observed = state.get("observed") or observed_from(snapshot, desired.subscription)
+        result = olm.summary(observed)
+        result.update({"waiting_for": state.get("waiting") or olm.waiting_for(desired, observed), "approved_install_plans": approved})
+        return result
+
+    try:
+        observed = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout)
+    except ResourceTimeoutError as exc:
+        waiting = (exc.result or {}).get("waiting_for")
+        exc.msg = f"Timed out after {timeout}s waiting for the operator {desired.package} in {ns}: {waiting}"
+        exc.args = (exc.msg,)
+        raise
+    return observed, approved
+
+
+def install(cluster, params, check_mode, wait, timeout):
+    """Make ``params`` (the module's options) true on the cluster; returns the module result."""
+    ns, package = params["namespace"], params["package"]
+    sub_name = params.get("subscription_name") or package
+    catalog, catalog_ns = params["catalog"], params.get("catalog_namespace") or ns
+    version = params.get("version")
+    approval = params.get("approval") or olm.AUTOMATIC
+    if version and approval == olm.AUTOMATIC:
+        raise OperatorError("version pins the operator, which needs approval=Manual: with Automatic approval OLM upgrades to the head of the channel")
+    desired = olm.Desired(package, ns, sub_name, version, approval, params.get("approve_dependencies", True))
+    started = time.monotonic()
+
+    existing = cluster.get("Subscription", sub_name, ns)
+    if existing is not None and spec(existing).get("name") != package:
+        raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(existing).get('name')}, not {package}")
+    wanted = olm.subscription_spec(dict(params, catalog=catalog, catalog_namespace=catalog_ns, approval=approval))
+    installed_name = status(existing).get("installedCSV")
+    installed = cluster.get("ClusterServiceVersion", installed_name, ns) if installed_name else None
+    if existing is not None and not olm.subscription_changes(existing, wanted) and olm.reached(desired, existing, installed):
+        return _result(False, existing, installed, [], {}, started)
+
+    # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
+    known_modes = params.get("install_modes")
+    manifest = None
+    if (version or existing is None) and not (params.get("starting_csv") and known_modes is not None):
+        manifest = package_manifest(cluster, ns, package, catalog, catalog_ns)
+    if version and existing is None:
+        wanted["startingCSV"] = params.get("starting_csv") or csv_for_version(manifest, params.get("channel"), package, version)
+    install_modes = known_modes if known_modes is not None else install_modes_of(manifest, params.get("channel"))
+
+    if existing is None:
+        source = cluster.get("CatalogSource", catalog, catalog_ns)
+        if source is None:
+            raise OperatorError(f"CatalogSource {catalog_ns}/{catalog} does not exist")
+        verdict, message = catalog_source_verdict(source)
+        if verdict == "failed":
+            raise OperatorError(f"CatalogSource {catalog_ns}/{catalog} is unhealthy: {message}", result={"reason": "CatalogSourceUnhealthy"})
+
+    created = {}
+    if existing is None:
+        if ensure_namespace(cluster, ns):
+            created["namespace"] = ns
+            if check_mode:
+                # Nothing can be dry-run inside a namespace that does not exist yet: predict the rest.
+                installmode.choose_targets(install_modes, ns, params.get("target_namespaces"))
+                created.update(operator_group=params.get("operator_group_name") or ns, subscription=sub_name)
+                return _result(True, None, None, [], created, started)
+        og_created, group = ensure_operator_group(
+            cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns
+        )
+        if og_created:
+            created["operator_group"] = name_of(group)
+    changed, before, after = ensure_subscription(cluster, ns, sub_name, wanted, existing)
+    if existing is None:
+        created["subscription"] = sub_name
+
+    if check_mode or not wait:
+        # Without waiting, installing or upgrading is still a change the cluster will make.
+        upgrade = not olm.reached(desired, after, installed)
+        return _result(changed or upgrade or bool(created), after, installed, [], created, started, before=before)
+
+    # A group created without knowing the install modes may be retargeted once the CSV shows them.
+    retargetable = created.get("operator_group") if params.get("target_namespaces") is None else None
+    observed, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable)
+    sub = observed.subscription
+    installed = observed.csvs.get(status(sub).get("installedCSV"))
+    return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed)
+
+
+def _result(changed, sub, csv, approved, created, started, before=None, observed=None):
+    st = status(sub)
+    result = {
+        "changed": changed,
+        "subscription": sub,
+        "csv": csv,
+        "installed_csv": st.get("installedCSV"),
+        "current_csv": st.get("currentCSV"),
+        "version": csv_version(csv) if csv else None,
+        "phase": status(csv).get("phase") if csv else None,
+        "approved_install_plans": list(approved),
+        "created": created,
+        "duration": round(time.monotonic() - started, 3),
+    }
+    if observed is not None:
+        result["state"] = olm.summary(observed)
+    result["diff"] = {"before": {"subscription": before} if before else {}, "after": {"subscription": sub}}
+    return result
+
+
+# ------------------------------------------------------------------------------------------------- uninstall
+
+
+def uninstall(cluster, params, check_mode, wait, timeout):
+    """Remove the operator: Subscription, optionally operands and owned CRDs, CSV, our OperatorGroup."""
+    ns, package = params["namespace"], params["package"]
+    sub_name = params.get("subscription_name") or package
+    removed = {}
+    sub = cluster.get("Subscription", sub_name, ns)
+    csv_name = (status(sub).get("installedCSV") or status(sub).get("currentCSV")) if sub else None
+    if sub is None:
+        # Without the Subscription, the CSV is found by package (the label OLM sets from the bundle).
+        for csv in cluster.list("ClusterServiceVersion", ns, label_selector=f"operators.coreos.com/{package}.{ns}"):
+            if not is_copied_csv(csv):
+                csv_name = name_of(csv)
+    csv = cluster.get("ClusterServiceVersion", csv_name, ns) if csv_name else None
+
+    if params.get("remove_crds") and csv is not None:
+        removed.update(_remove_operands_and_crds(cluster, csv, wait and not check_mode, timeout))
+    if sub is not None:
+        delete_object(cluster.client, cluster.resource("Subscription"), sub_name, ns)
+        removed["subscription"] = sub_name
+    if csv is not None:
+        delete_object(cluster.client, cluster.resource("ClusterServiceVersion"), csv_name, ns)
+        removed["csv"] = csv_name
+        if wait and not check_mode:
+            watch_until(cluster.client, V1ALPHA1, "ClusterServiceVersion", csv_name, ns, absent, timeout, resource=cluster.resource("ClusterServiceVersion"))
+    group = _removable_operator_group(cluster, ns, sub_name, csv_name)
+    if group is not None:
+        delete_object(cluster.client, cluster.resource("OperatorGroup", V1), name_of(group), ns)
+        removed["operator_group"] = name_of(group)
+    return {"changed": bool(removed), "removed": removed, "diff": {"before": removed, "after": {}}}
+
+
+def _removable_operator_group(cluster, ns, sub_name, csv_name):
+    """Our OperatorGroup, when no other Subscription or CSV in the namespace still needs it."""
+    groups = [g for g in cluster.list("OperatorGroup", ns, V1) if (g["metadata"].get("labels") or {}).get(CREATED_BY_LABEL) == CREATED_BY]
+    if len(groups) != 1:
+        return None
+    others = [s for s in cluster.list("Subscription", ns) if name_of(s) != sub_name]
+    csvs = [c for c in cluster.list("ClusterServiceVersion", ns) if name_of(c) != csv_name and not is_copied_csv(c)]
+    return None if others or csvs else groups[0]
+
+
+def _remove_operands_and_crds(cluster, csv, wait, timeout):
+    """Delete every custom resource of the CSV's owned CRDs (while the operator runs its finalizers), then the CRDs."""
+    removed = {"operands": [], "crds": []}
+    crd_resource = cluster.resource("CustomResourceDefinition", "apiextensions.k8s.io/v1")
+    for owned in (spec(csv).get("customresourcedefinitions") or {}).get("owned") or []:
+        crd = get_object(cluster.client, crd_resource, owned.get("name"))
+        if crd is None:
+            continue
+        group = spec(crd).get("group")
+        kind = (spec(crd).get("names") or {}).get("kind")
+        version = owned.get("version")
+        resource = find_resource(cluster.client, kind, f"{group}/{version}")
+        for item in to_dict(resource.get()).get("items") or []:
+            meta = item.get("metadata") or {}
+            delete_object(cluster.client, resource, meta.get("name"), meta.get("namespace"))
+            removed["operands"].append(f"{kind}/{meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta.get('name')}")
+            if wait:
+                watch_until(cluster.client, f"{group}/{version}", kind, meta.get("name"), meta.get("namespace"), absent, timeout, resource=resource)
+        delete_object(cluster.client, crd_resource, owned.get("name"))
+        removed["crds"].append(owned.get("name"))
+    return removed

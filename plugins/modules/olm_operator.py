@@ -1,0 +1,291 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: olm_operator
+short_description: Install, upgrade or remove an operator through OLM v0, failing early with OLM's own reason
+version_added: 0.2.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Installs an operator from a CatalogSource through Operator Lifecycle Manager v0 (Subscription, InstallPlan,
+    ClusterServiceVersion) and waits until its ClusterServiceVersion (CSV) is C(Succeeded). A Subscription state of
+    C(AtLatestKnown) alone is not taken as installed.
+  - Creates an OperatorGroup only when the namespace has none, choosing the install mode from the operator's
+    C(installModes) (from the PackageManifest API when the cluster serves it); refuses a namespace with more than one.
+  - Approves only InstallPlans whose CSVs are exactly the operator's own (plus dependencies OLM adds for it,
+    unless O(approve_dependencies=false)). OLM plans a whole namespace at once, so a plan that also carries
+    other Subscriptions' CSVs is reported and left unapproved.
+  - With O(version), pins the version (C(startingCSV) and Manual approval) and upgrades an installed operator
+    one InstallPlan at a time along the channel's upgrade graph until that version; never past it.
+  - Fails as soon as OLM reports a terminal problem, with OLM's message - ResolutionFailed
+    (ConstraintsNotSatisfiable), a failed bundle unpack or InstallPlan, a C(Failed) CSV (for example
+    InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource - and when the
+    operator's pods cannot be created (the ReplicaSet's FailedCreate message, for example a Pod Security
+    admission rejection) or crash-loop, instead of waiting for OLM's 5-minute install timeout.
+  - O(state=absent) removes the operator in operator-sdk's cleanup order - Subscription, (optionally) operands
+    and owned CRDs, CSV, then the OperatorGroup if this module created it and nothing else uses it.
+  - Waiting uses the Kubernetes watch API on the namespace's Subscription, InstallPlans, CSVs, ReplicaSets and
+    pods; there is no polling interval.
+options:
+  state:
+    description:
+      - V(present) installs or upgrades the operator; V(absent) removes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  package:
+    description:
+      - Name of the operator's package in the catalog (the Subscription's C(spec.name)).
+    type: str
+    required: true
+  namespace:
+    description:
+      - Namespace the operator is installed into (the Subscription's namespace). Created when missing.
+    type: str
+    required: true
+  channel:
+    description:
+      - Channel to subscribe to. Without it OLM uses the package's default channel.
+    type: str
+  catalog:
+    description:
+      - Name of the CatalogSource that provides the package. Required with O(state=present).
+    type: str
+  catalog_namespace:
+    description:
+      - Namespace of the CatalogSource. Defaults to O(namespace).
+    type: str
+  subscription_name:
+    description:
+      - Name of the Subscription. Defaults to O(package).
+    type: str
+  version:
+    description:
+      - Version of the operator to install or upgrade to (the CSV's C(spec.version), for example V(0.0.2)).
+      - For a new Subscription it becomes C(startingCSV) (the CSV name comes from the PackageManifest API, or
+        C(<package>.v<version>) when the cluster does not serve it). Requires O(approval=Manual).
+      - When an older version is installed, the module approves one InstallPlan at a time along the upgrade
+        graph until this version is installed. It fails when the next step would go past this version, and when
+        a newer version is already installed (OLM does not downgrade).
+      - Without it, the module installs what OLM resolves and, with O(approval=Manual), approves no upgrades.
+    type: str
+  approval:
+    description:
+      - The Subscription's C(installPlanApproval).
+      - With V(Manual), OLM waits for approval of every InstallPlan; the module approves the ones that install
+        this operator (first install, and upgrades up to O(version)) after checking their content.
+      - Defaults to V(Manual) when O(version) is set, else V(Automatic).
+    type: str
+    choices: [Automatic, Manual]
+  target_namespaces:
+    description:
+      - Namespaces the operator watches, when the module creates the OperatorGroup. An empty list means all
+        namespaces; the operator's own namespace alone means OwnNamespace.
+      - Without it, the module picks OwnNamespace if the operator supports it (least privilege), else AllNamespaces.
+      - When the namespace already has an OperatorGroup, the module checks that its targets equal these.
+    type: list
+    elements: str
+  operator_group_name:
+    description:
+      - Name of the OperatorGroup the module creates when the namespace has none. Defaults to O(namespace).
+    type: str
+  config:
+    description:
+      - The Subscription's C(spec.config) (env, resources, nodeSelector, tolerations, volumes, ...), passed as is.
+    type: dict
+  approve_dependencies:
+    description:
+      - Whether an InstallPlan may also install the dependencies OLM resolved for this operator (CSVs that come
+        with a new Subscription in the same plan). With V(false) such a plan is left unapproved.
+    type: bool
+    default: true
+  remove_crds:
+    description:
+      - With O(state=absent), also delete every custom resource of the operator's owned CRDs (in all namespaces,
+        waiting while the operator processes their finalizers) and then the CRDs themselves.
+      - B(This deletes user data.) OLM itself never deletes CRDs.
+    type: bool
+    default: false
+  wait:
+    description:
+      - Wait until the operator's CSV is C(Succeeded) (or, for O(state=absent), until the CSV is gone).
+      - Without waiting, nothing is approved.
+    default: true
+  wait_timeout:
+    description:
+      - Seconds to wait. On timeout the module fails with the Subscription state, the InstallPlan phase and the
+        CSV phase and reason it saw last.
+    default: 600
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubeforge.operators.k8s_auth
+  - kubeforge.operators.k8s_wait
+attributes:
+  check_mode:
+    support: full
+    details: Creates and patches are sent as server-side dry runs; nothing is approved or waited for.
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+notes:
+  - Dependencies OLM installs for the operator keep their own Subscriptions and are not removed with O(state=absent).
+seealso:
+  - module: kubeforge.operators.olm_operator_info
+  - module: kubeforge.operators.olm_catalog_source
+"""
+
+EXAMPLES = r"""
+- name: Install kube-demo 0.0.1 and keep it there
+  kubeforge.operators.olm_operator:
+    package: kube-demo
+    channel: stable
+    namespace: kube-demo
+    catalog: kube-demo-catalog
+    version: 0.0.1
+    approval: Manual
+
+- name: Upgrade it to 0.0.2 (one InstallPlan at a time)
+  kubeforge.operators.olm_operator:
+    package: kube-demo
+    channel: stable
+    namespace: kube-demo
+    catalog: kube-demo-catalog
+    version: 0.0.2
+    approval: Manual
+
+- name: Install the latest version and let OLM upgrade it, watching all namespaces
+  kubeforge.operators.olm_operator:
+    package: kube-demo
+    namespace: operators
+    catalog: operatorhubio-catalog
+    catalog_namespace: olm
+    approval: Automatic
+
+- name: Remove it, with its CRDs and all their custom resources
+  kubeforge.operators.olm_operator:
+    state: absent
+    package: kube-demo
+    namespace: kube-demo
+    remove_crds: true
+"""
+
+RETURN = r"""
+subscription:
+  description: The Subscription after the run (with O(state=present)).
+  returned: state is present
+  type: dict
+csv:
+  description: The installed ClusterServiceVersion (None before the first install completes).
+  returned: state is present
+  type: dict
+installed_csv:
+  description: The Subscription's C(status.installedCSV).
+  returned: state is present
+  type: str
+  sample: kube-demo.v0.0.2
+current_csv:
+  description: The Subscription's C(status.currentCSV) (the CSV OLM is progressing to).
+  returned: state is present
+  type: str
+version:
+  description: The installed CSV's C(spec.version).
+  returned: state is present
+  type: str
+  sample: 0.0.2
+phase:
+  description: The installed CSV's phase.
+  returned: state is present
+  type: str
+  sample: Succeeded
+approved_install_plans:
+  description: InstallPlans this run approved, in order (one per upgrade step). Also returned on failure.
+  returned: state is present
+  type: list
+  elements: str
+created:
+  description: What this run created - C(namespace), C(operator_group), C(subscription) (names).
+  returned: state is present
+  type: dict
+removed:
+  description: What O(state=absent) removed - C(subscription), C(csv), C(operator_group), C(operands), C(crds).
+  returned: state is absent
+  type: dict
+state:
+  description:
+    - What OLM showed at the end - C(subscription_state), C(subscription_conditions) (those with status True),
+      C(installed_csv), C(current_csv), C(install_plan), C(install_plan_phase), C(csv_phase), C(csv_reason),
+      C(csv_message).
+    - The same keys are returned at the top level of a failure or timeout, with C(reason) (OLM's reason, or ours
+      such as C(ForeignCSVsInInstallPlan)) and C(waiting_for) (on timeout).
+  returned: when the module waited
+  type: dict
+duration:
+  description: Seconds the module spent.
+  returned: state is present
+  type: float
+diff:
+  description: The Subscription before and after (with C(--diff)).
+  returned: when diff mode is on
+  type: dict
+"""
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import Cluster, install, uninstall
+
+
+def argspec():
+    return {
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "package": {"type": "str", "required": True},
+        "namespace": {"type": "str", "required": True},
+        "channel": {"type": "str"},
+        "catalog": {"type": "str"},
+        "catalog_namespace": {"type": "str"},
+        "subscription_name": {"type": "str"},
+        "version": {"type": "str"},
+        "approval": {"type": "str", "choices": ["Automatic", "Manual"]},
+        "target_namespaces": {"type": "list", "elements": "str"},
+        "operator_group_name": {"type": "str"},
+        "config": {"type": "dict"},
+        "approve_dependencies": {"type": "bool", "default": True},
+        "remove_crds": {"type": "bool", "default": False},
+        "wait": {"type": "bool", "default": True},
+        "wait_timeout": {"type": "int", "default": 600},
+    }
+
+
+def execute(module):
+    params = dict(module.params)
+    if not params.get("approval"):
+        params["approval"] = "Manual" if params.get("version") else "Automatic"
+    cluster = Cluster(module.client)
+    if params["state"] == "absent":
+        result = uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+    else:
+        result = install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+    if not module._diff:
+        result.pop("diff", None)
+    return result
+
+
+def main():
+    module = KubeforgeModule(
+        argument_spec=argspec(),
+        wait=True,
+        required_if=[("state", "present", ("catalog",))],
+        supports_check_mode=True,
+    )
+    module.run(execute)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""olm_operator against the testbed's real OLM v0: install, pin, upgrade, refuse, fail fast, uninstall.
+
+Every test gets its own namespace with a CatalogSource pointing at the testbed's `opm serve` (packages kube-demo
+0.0.1/0.0.2, kube-demo-addon, kube-crashloop, kube-privileged, kube-allns).
+"""
+
+import time
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from testbed.procs import free_port
+
+pytestmark = pytest.mark.testbed
+
+GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
+CATALOG = "testbed-catalog"
+
+
+@pytest.fixture
+def custom(api):
+    return client.CustomObjectsApi(api)
+
+
+def make_catalog(custom, namespace, address):
+    body = {
+        "apiVersion": f"{GROUP}/{V1ALPHA1}",
+        "kind": "CatalogSource",
+        "metadata": {"name": CATALOG, "namespace": namespace},
+        "spec": {"sourceType": "grpc", "address": address, "displayName": "testbed"},
+    }
+    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
+
+
+@pytest.fixture
+def catalog_ns(custom, namespace, testbed):
+    make_catalog(custom, namespace, testbed.catalog_address)
+    return namespace
+
+
+def items(custom, namespace, plural, version=V1ALPHA1):
+    return custom.list_namespaced_custom_object(GROUP, version, namespace, plural)["items"]
+
+
+def names(custom, namespace, plural, version=V1ALPHA1):
+    return sorted(i["metadata"]["name"] for i in items(custom, namespace, plural, version))
+
+
+def ok(result):
+    """Assert a module run succeeded, showing OLM's message and reason when it did not."""
+    assert not result.get("failed"), {k: result.get(k) for k in ("msg", "reason", "waiting_for", "install_plan_phase", "csv_phase", "csv_reason")}
+
+
+def operator(run_module, kubeconfig, namespace, package="kube-demo", check_mode=False, diff=False, **args):
+    params = dict(kubeconfig=kubeconfig, namespace=namespace, package=package, catalog=CATALOG, channel="stable", wait_timeout=180)
+    params.update(args)
+    return run_module("olm_operator", params, check_mode=check_mode, diff=diff)
+
+
+def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, custom):
+    ns = catalog_ns
+    predicted = operator(run_module, kubeconfig, ns, version="0.0.1", check_mode=True)
+    ok(predicted)
+    assert predicted["changed"] is True
+    assert names(custom, ns, "subscriptions") == [] and names(custom, ns, "operatorgroups", "v1") == []
+
+    first = operator(run_module, kubeconfig, ns, version="0.0.1", diff=True)
+    ok(first)
+    assert first["changed"] is True
+    assert first["installed_csv"] == "kube-demo.v0.0.1" and first["version"] == "0.0.1" and first["phase"] == "Succeeded"
+    assert len(first["approved_install_plans"]) == 1
+    assert first["created"]["operator_group"] == ns and first["created"]["subscription"] == "kube-demo"
+    assert first["diff"]["after"]["subscription"]["spec"]["startingCSV"] == "kube-demo.v0.0.1"
+    # OLM proposes the upgrade to 0.0.2 at once; the pinned install must not approve it.
+    plans = items(custom, ns, "installplans")
+    assert any(p["spec"]["clusterServiceVersionNames"] == ["kube-demo.v0.0.2"] and not p["spec"]["approved"] for p in plans) or len(plans) == 1
+
+    again = operator(run_module, kubeconfig, ns, version="0.0.1")
+    assert again["changed"] is False and again["installed_csv"] == "kube-demo.v0.0.1", again
+    assert operator(run_module, kubeconfig, ns, version="0.0.1", check_mode=True)["changed"] is False
+
+    predicted_upgrade = operator(run_module, kubeconfig, ns, version="0.0.2", check_mode=True)
+    assert predicted_upgrade["changed"] is True, predicted_upgrade
+    sub = custom.get_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")
+    assert sub["status"]["installedCSV"] == "kube-demo.v0.0.1"
+
+    upgraded = operator(run_module, kubeconfig, ns, version="0.0.2")
+    ok(upgraded)
+    assert upgraded["changed"] is True and upgraded["installed_csv"] == "kube-demo.v0.0.2" and upgraded["phase"] == "Succeeded"
+    assert len(upgraded["approved_install_plans"]) == 1
+    assert operator(run_module, kubeconfig, ns, version="0.0.2")["changed"] is False
+
+    downgrade = operator(run_module, kubeconfig, ns, version="0.0.1")
+    assert downgrade["failed"] and "does not downgrade" in downgrade["msg"], downgrade
+
+
+def test_uninstall_leaves_nothing_it_created(run_module, kubeconfig, catalog_ns, custom, api):
+    ns = catalog_ns
+    installed = operator(run_module, kubeconfig, ns, version="0.0.1")
+    assert installed["phase"] == "Succeeded", installed
+    predicted = operator(run_module, kubeconfig, ns, state="absent", check_mode=True)
+    assert predicted["changed"] is True and names(custom, ns, "subscriptions") == ["kube-demo"]
+
+    removed = operator(run_module, kubeconfig, ns, state="absent")
+    ok(removed)
+    assert removed["removed"] == {"subscription": "kube-demo", "csv": "kube-demo.v0.0.1", "operator_group": ns}
+    assert names(custom, ns, "subscriptions") == []
+    assert [c for c in names(custom, ns, "clusterserviceversions")] == []
+    assert names(custom, ns, "operatorgroups", "v1") == []
+    # InstallPlans (non-blocking owner refs to the Subscription) and the operator's Deployment go with the GC.
+    apps = client.AppsV1Api(api)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (items(custom, ns, "installplans") or apps.list_namespaced_deployment(ns).items):
+        time.sleep(0.5)
+    assert items(custom, ns, "installplans") == []
+    assert apps.list_namespaced_deployment(ns).items == []
+    assert operator(run_module, kubeconfig, ns, state="absent")["changed"] is False
+
+
+def test_unknown_package_fails_fast_with_olm_reason(run_module, kubeconfig, catalog_ns):
+    started = time.monotonic()
+    result = operator(run_module, kubeconfig, catalog_ns, package="no-such-operator")
+    elapsed = time.monotonic() - started
+    assert result["failed"] and result["reason"] == "ConstraintsNotSatisfiable", result
+    assert "no-such-operator" in result["msg"]
+    assert elapsed < 15, elapsed
+
+
+def test_unknown_channel_fails_fast(run_module, kubeconfig, catalog_ns):
+    result = operator(run_module, kubeconfig, catalog_ns, channel="nightly")
+    assert result["failed"] and result["reason"] == "ConstraintsNotSatisfiable", result
+    assert "nightly" in result["msg"]
+
+
+def test_crashlooping_operator_fails_with_csv_phase(run_module, kubeconfig, catalog_ns):
+    result = operator(run_module, kubeconfig, catalog_ns, package="kube-crashloop")
+    assert result["failed"], result
+    assert result["reason"] == "CrashLoopBackOff"
+    assert "kube-crashloop.v0.1.0 phase Installing" in result["msg"] and "CrashLoopBackOff" in result["msg"]
+    assert result["csv_phase"] == "Installing"
+
+
+def test_pod_security_rejection_fails_fast(run_module, kubeconfig, catalog_ns, api):
+    client.CoreV1Api(api).patch_namespace(catalog_ns, {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
+    started = time.monotonic()
+    result = operator(run_module, kubeconfig, catalog_ns, package="kube-privileged")
+    assert result["failed"] and result["reason"] == "FailedCreate", result
+    assert "violates PodSecurity" in result["msg"] and "privileged" in result["msg"]
+    assert time.monotonic() - started < 60
+
+
+def test_catalog_with_nothing_listening(run_module, kubeconfig, namespace, custom):
+    make_catalog(custom, namespace, f"127.0.0.1:{free_port()}")
+    result = operator(run_module, kubeconfig, namespace)
+    assert result["failed"], result
+    assert f"CatalogSource {namespace}/{CATALOG}" in result["msg"] and "TRANSIENT_FAILURE" in result["msg"]
+    assert result["reason"] == "CatalogSourceUnhealthy"
+
+
+def test_plan_with_another_subscriptions_csv_is_not_approved(run_module, kubeconfig, catalog_ns, custom):
+    ns = catalog_ns
+    assert operator(run_module, kubeconfig, ns, version="0.0.1")["phase"] == "Succeeded"
+    # kube-demo's upgrade to 0.0.2 is pending; OLM now plans the add-on together with it in one InstallPlan.
+    result = operator(run_module, kubeconfig, ns, package="kube-demo-addon", approval="Manual")
+    assert result["failed"] and result["reason"] == "ForeignCSVsInInstallPlan", result
+    assert "kube-demo.v0.0.2" in result["msg"]
+    assert all(not p["spec"]["approved"] for p in items(custom, ns, "installplans") if "kube-demo-addon.v0.1.0" in p["spec"]["clusterServiceVersionNames"])
+
+
+def test_dependency_is_installed_with_the_operator(run_module, kubeconfig, catalog_ns, custom):
+    result = operator(run_module, kubeconfig, catalog_ns, package="kube-demo-addon", approval="Manual")
+    ok(result)
+    assert result["installed_csv"] == "kube-demo-addon.v0.1.0" and result["phase"] == "Succeeded"
+    csvs = {c["metadata"]["name"]: c["status"]["phase"] for c in items(custom, catalog_ns, "clusterserviceversions")}
+    assert any(name.startswith("kube-demo.v") and phase == "Succeeded" for name, phase in csvs.items()), csvs
+    subs = {s["spec"]["name"] for s in items(custom, catalog_ns, "subscriptions")}
+    assert subs == {"kube-demo", "kube-demo-addon"}
+
+
+def test_install_mode_follows_the_csv(run_module, kubeconfig, catalog_ns, custom):
+    result = operator(run_module, kubeconfig, catalog_ns, package="kube-allns")
+    ok(result)
+    groups = items(custom, catalog_ns, "operatorgroups", "v1")
+    assert len(groups) == 1 and not groups[0]["spec"].get("targetNamespaces")
+
+
+def test_two_operator_groups_are_refused(run_module, kubeconfig, catalog_ns, custom):
+    for name in ("og-a", "og-b"):
+        custom.create_namespaced_custom_object(GROUP, "v1", catalog_ns, "operatorgroups", {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": {}})
+    result = operator(run_module, kubeconfig, catalog_ns)
+    assert result["failed"] and result["reason"] == "TooManyOperatorGroups", result
+    assert names(custom, catalog_ns, "subscriptions") == []
+
+
+def test_k8s_auth_environment_alone_authenticates(run_module, kubeconfig, catalog_ns):
+    params = dict(namespace=catalog_ns, package="kube-demo", catalog=CATALOG, channel="stable", version="0.0.1", wait_timeout=180)
+    result = run_module("olm_operator", params, env={"K8S_AUTH_KUBECONFIG": kubeconfig, "KUBECONFIG": "/nonexistent", "HOME": "/nonexistent"})
+    ok(result)
+    assert result["installed_csv"] == "kube-demo.v0.0.1"
+
+
+def test_missing_catalog_is_reported_before_subscribing(run_module, kubeconfig, namespace, custom):
+    result = operator(run_module, kubeconfig, namespace)
+    assert result["failed"] and "does not exist" in result["msg"], result
+    with pytest.raises(ApiException):
+        custom.get_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "subscriptions", "kube-demo")

@@ -1,0 +1,353 @@
+"""The pure OLM v0 core: status tables, InstallPlan content, install modes and the install state machine.
+
+Objects are literal dicts shaped like what OLM v0.46 writes (see tests/integration/olm for the same flows on the
+real OLM of the testbed).
+"""
+
+import json
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import status as st
+
+NS = "demo"
+
+
+def cond(kind, value="True", reason=None, message=None):
+    return {"type": kind, "status": value, "reason": reason, "message": message}
+
+
+def sub(installed=None, current=None, plan=None, conditions=(), state=None, name="kube-demo"):
+    status = {"conditions": list(conditions)}
+    if installed:
+        status["installedCSV"] = installed
+    if current:
+        status["currentCSV"] = current
+    if plan:
+        status["installPlanRef"] = {"name": plan, "namespace": NS}
+    if state:
+        status["state"] = state
+    return {"metadata": {"name": name, "namespace": NS}, "spec": {"name": "kube-demo", "channel": "stable"}, "status": status}
+
+
+def csv(name, version, phase="Succeeded", reason=None, message=None, deployments=("kube-demo-controller-manager",)):
+    return {
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"version": version, "install": {"spec": {"deployments": [{"name": d} for d in deployments]}}},
+        "status": {"phase": phase, "reason": reason, "message": message},
+    }
+
+
+def step(kind, name, resolving, status="Unknown", version=None):
+    resource = {"kind": kind, "name": name}
+    if version:
+        resource["manifest"] = json.dumps({"kind": kind, "metadata": {"name": name}, "spec": {"version": version}})
+    return {"resolving": resolving, "resource": resource, "status": status}
+
+
+def plan(name, csvs, phase="RequiresApproval", approved=False, steps=None, conditions=()):
+    if steps is None:
+        steps = [step("ClusterServiceVersion", c, c, "Unknown", c.split(".v", 1)[1]) for c in csvs]
+    return {
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"clusterServiceVersionNames": list(csvs), "approved": approved, "approval": "Manual"},
+        "status": {"phase": phase, "plan": steps, "conditions": list(conditions)},
+    }
+
+
+def observed(subscription, plans=(), csvs=(), replicasets=(), pods=(), catalog_problem=None):
+    return olm.Observed(
+        subscription=subscription,
+        installplans={p["metadata"]["name"]: p for p in plans},
+        csvs={c["metadata"]["name"]: c for c in csvs},
+        replicasets=list(replicasets),
+        pods=list(pods),
+        catalog_problem=catalog_problem,
+    )
+
+
+def rs(name, deployment, failure=None):
+    conditions = [cond("ReplicaFailure", "True", "FailedCreate", failure)] if failure else []
+    return {"metadata": {"name": name, "ownerReferences": [{"kind": "Deployment", "name": deployment}]}, "status": {"conditions": conditions}}
+
+
+def pod(name, replicaset, waiting=None, restarts=0):
+    statuses = [{"name": "manager", "restartCount": restarts, "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}]
+    return {"metadata": {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": replicaset}]}, "status": {"containerStatuses": statuses}}
+
+
+MANUAL_V1 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.1", olm.MANUAL)
+MANUAL_V2 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.2", olm.MANUAL)
+MANUAL_ANY = olm.Desired("kube-demo", NS, "kube-demo", None, olm.MANUAL)
+AUTOMATIC = olm.Desired("kube-demo", NS, "kube-demo", None, olm.AUTOMATIC)
+NO_DEPS = olm.Desired("kube-demo", NS, "kube-demo", None, olm.MANUAL, False)
+
+V1 = "kube-demo.v0.0.1"
+V2 = "kube-demo.v0.0.2"
+V3 = "kube-demo.v0.0.3"
+ADDON = "kube-demo-addon.v0.1.0"
+OTHER = "other.v1.0.0"
+
+NEXT_STEP_CASES = [
+    # (id, desired, observed, expected kind, expected reason or target, text in message)
+    ("no subscription yet", MANUAL_V1, observed(None), olm.WAIT, None, "to appear"),
+    ("catalog unhealthy", MANUAL_V1, observed(sub(), catalog_problem="CatalogSource olm/x is unhealthy: TRANSIENT_FAILURE"), olm.FAIL, "CatalogSourceUnhealthy", "TRANSIENT_FAILURE"),
+    (
+        "constraints not satisfiable is terminal",
+        MANUAL_V1,
+        observed(sub(conditions=[cond("ResolutionFailed", "True", "ConstraintsNotSatisfiable", "no operators found in package nope")])),
+        olm.FAIL,
+        "ConstraintsNotSatisfiable",
+        "no operators found in package nope",
+    ),
+    (
+        "error prevented resolution is only waited on",
+        MANUAL_V1,
+        observed(sub(conditions=[cond("ResolutionFailed", "True", "ErrorPreventedResolution", "catalog unreachable")])),
+        olm.WAIT,
+        None,
+        "catalog unreachable",
+    ),
+    ("bundle unpack failed", MANUAL_V1, observed(sub(conditions=[cond("BundleUnpackFailed", "True", "ErrorPreventedUnpacking", "pull failed")])), olm.FAIL, "ErrorPreventedUnpacking", "pull failed"),
+    ("plan pending approval with our csv only", MANUAL_V1, observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1])]), olm.APPROVE, "ip-1", "approve"),
+    (
+        "plan without our csv is refused",
+        MANUAL_V1,
+        observed(sub(current=V1, plan="ip-2"), plans=[plan("ip-2", [OTHER])]),
+        olm.FAIL,
+        "UnexpectedInstallPlan",
+        "does not contain",
+    ),
+    (
+        "foreign csvs in the plan",
+        olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL),
+        observed(sub(current=ADDON, plan="ip-2", name="kube-demo-addon"), plans=[plan("ip-2", [ADDON, V2])]),
+        olm.FAIL,
+        "ForeignCSVsInInstallPlan",
+        V2,
+    ),
+    (
+        "a dependency with a new subscription is approved",
+        olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL),
+        observed(
+            sub(current=ADDON, plan="ip-3", name="kube-demo-addon"),
+            plans=[plan("ip-3", [ADDON, V2], steps=[step("ClusterServiceVersion", ADDON, ADDON), step("ClusterServiceVersion", V2, V2), step("Subscription", "kube-demo-stable", V2, "NotPresent")])],
+        ),
+        olm.APPROVE,
+        "ip-3",
+        ADDON,
+    ),
+    (
+        "dependencies refused when not allowed",
+        olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL, False),
+        observed(
+            sub(current=ADDON, plan="ip-3", name="kube-demo-addon"),
+            plans=[plan("ip-3", [ADDON, V2], steps=[step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo-stable", V2, "NotPresent")])],
+        ),
+        olm.FAIL,
+        "DependenciesNotApproved",
+        V2,
+    ),
+    ("installed at the pinned version", MANUAL_V1, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]), olm.DONE, None, V1),
+    ("upgrade step to the target is approved", MANUAL_V2, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]), olm.APPROVE, "ip-2", V2),
+    (
+        "upgrade step past the target is refused",
+        MANUAL_V2,
+        observed(sub(installed=V1, current=V3, plan="ip-2"), plans=[plan("ip-2", [V3])], csvs=[csv(V1, "0.0.1")]),
+        olm.FAIL,
+        "VersionNotOnUpgradePath",
+        "past the requested version",
+    ),
+    ("newer installed than requested", MANUAL_V1, observed(sub(installed=V2, current=V2), csvs=[csv(V2, "0.0.2")]), olm.FAIL, "NewerVersionInstalled", "does not downgrade"),
+    ("manual without version keeps what is installed", MANUAL_ANY, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]), olm.DONE, None, V1),
+    ("automatic waits for the current csv", AUTOMATIC, observed(sub(installed=V1, current=V2), csvs=[csv(V1, "0.0.1"), csv(V2, "0.0.2", "Installing")]), olm.WAIT, None, "Installing"),
+    ("automatic done at the current csv", AUTOMATIC, observed(sub(installed=V2, current=V2), csvs=[csv(V2, "0.0.2")]), olm.DONE, None, V2),
+    ("at latest known but csv installing is not done", MANUAL_V1, observed(sub(installed=V1, current=V1, state="AtLatestKnown"), csvs=[csv(V1, "0.0.1", "Installing")]), olm.WAIT, None, "Installing"),
+    (
+        "csv failed carries OLM's reason",
+        MANUAL_V1,
+        observed(sub(current=V1), csvs=[csv(V1, "0.0.1", "Failed", "InstallCheckFailed", "install timeout")]),
+        olm.FAIL,
+        "InstallCheckFailed",
+        "install timeout",
+    ),
+    ("no operator group", MANUAL_V1, observed(sub(current=V1), csvs=[csv(V1, "0.0.1", "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups")]), olm.FAIL, "NoOperatorGroup", "no operatorgroups"),
+    (
+        "pods forbidden by admission",
+        MANUAL_V1,
+        observed(
+            sub(current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", 'pods "x" is forbidden: violates PodSecurity "restricted:latest"')],
+        ),
+        olm.FAIL,
+        "FailedCreate",
+        "violates PodSecurity",
+    ),
+    (
+        "crash-looping pod",
+        MANUAL_V1,
+        observed(
+            sub(current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager")],
+            pods=[pod("p1", "kube-demo-controller-manager-abc", "CrashLoopBackOff", 5)],
+        ),
+        olm.FAIL,
+        "CrashLoopBackOff",
+        "restarts: 5",
+    ),
+    (
+        "other deployments' pods are not ours",
+        MANUAL_V1,
+        observed(
+            sub(current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing")],
+            replicasets=[rs("unrelated-abc", "unrelated", "forbidden")],
+            pods=[pod("p2", "unrelated-abc", "CrashLoopBackOff", 3)],
+        ),
+        olm.WAIT,
+        None,
+        "Installing",
+    ),
+    (
+        "failed install plan",
+        MANUAL_V1,
+        observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1], phase="Failed", approved=True, conditions=[cond("Installed", "False", "InstallComponentFailed", "rbac error")])]),
+        olm.FAIL,
+        "InstallComponentFailed",
+        "rbac error",
+    ),
+    ("approved plan installing", MANUAL_V1, observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1], phase="Installing", approved=True)]), olm.WAIT, None, "Installing"),
+    (
+        "blocked csv is explained",
+        MANUAL_V2,
+        observed(sub(installed=V1, current=V2), csvs=[csv(V1, "0.0.1"), csv(V2, "0.0.2", "Pending", "OperatorConditionNotUpgradeable", "upgrading")]),
+        olm.WAIT,
+        None,
+        "blocked: OperatorConditionNotUpgradeable",
+    ),
+    ("version unknown in the plan waits", MANUAL_V2, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2], steps=[])], csvs=[csv(V1, "0.0.1")]), olm.WAIT, None, "version"),
+]
+
+
+@pytest.mark.parametrize("desired, seen, kind, reason_or_target, text", [c[1:] for c in NEXT_STEP_CASES], ids=[c[0] for c in NEXT_STEP_CASES])
+def test_next_step(desired, seen, kind, reason_or_target, text):
+    action = olm.next_step(desired, seen)
+    assert action.kind == kind, action
+    if kind == olm.APPROVE:
+        assert action.target == reason_or_target
+    elif reason_or_target is not None:
+        assert action.reason == reason_or_target
+    assert text in action.message
+
+
+def test_waiting_message_has_subscription_plan_and_csv():
+    seen = observed(sub(current=V1, plan="ip-1", state="UpgradePending"), plans=[plan("ip-1", [V1], phase="Installing", approved=True)], csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting")])
+    message = olm.waiting_for(MANUAL_V1, seen)
+    assert "UpgradePending" in message and "InstallPlan ip-1 phase Installing" in message and "InstallWaiting" in message
+    summary = olm.summary(seen)
+    assert summary["install_plan_phase"] == "Installing" and summary["csv_phase"] == "Installing" and summary["current_csv"] == V1
+
+
+PLAN_CASES = [
+    ("only ours", [V1], [step("ClusterServiceVersion", V1, V1)], V1, ([V1], [], [])),
+    ("ours and a dependency", [ADDON, V1], [step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo-stable", V1, "NotPresent")], ADDON, ([ADDON], [V1], [])),
+    ("ours and an upgrade of another subscription", [ADDON, V2], [step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo", V2, "Present")], ADDON, ([ADDON], [], [V2])),
+    ("not ours at all", [OTHER], [], V1, ([], [], [OTHER])),
+]
+
+
+@pytest.mark.parametrize("names, steps, own, expected", [c[1:] for c in PLAN_CASES], ids=[c[0] for c in PLAN_CASES])
+def test_classify_plan(names, steps, own, expected):
+    content = ipl.classify_plan(plan("ip", names, steps=steps), own)
+    assert (content.own, content.dependencies, content.foreign) == expected
+
+
+def test_plan_versions_come_from_step_manifests():
+    ip = plan("ip", [V1, ADDON], steps=[step("ClusterServiceVersion", V1, V1, version="0.0.1"), step("ClusterServiceVersion", ADDON, ADDON), step("CustomResourceDefinition", "x", V1, version="9")])
+    assert ipl.plan_csv_versions(ip) == {V1: "0.0.1"}
+    assert ipl.requires_approval(ip)
+    assert not ipl.requires_approval(plan("ip", [V1], approved=True))
+
+
+MODES_ALL = [{"type": t, "supported": True} for t in installmode.INSTALL_MODES]
+MODES_OWN_SINGLE = [{"type": "OwnNamespace", "supported": True}, {"type": "SingleNamespace", "supported": True}, {"type": "AllNamespaces", "supported": False}]
+MODES_ALL_ONLY = [{"type": "AllNamespaces", "supported": True}, {"type": "OwnNamespace", "supported": False}]
+MODES_SINGLE_ONLY = [{"type": "SingleNamespace", "supported": True}]
+
+CHOOSE_CASES = [
+    ("prefers the own namespace", MODES_ALL, None, [NS]),
+    ("own namespace when all is unsupported", MODES_OWN_SINGLE, None, [NS]),
+    ("all-only", MODES_ALL_ONLY, None, []),
+    ("unknown modes default to own namespace", None, None, [NS]),
+    ("explicit single", MODES_OWN_SINGLE, ["other"], ["other"]),
+    ("explicit all", MODES_ALL_ONLY, [], []),
+    ("explicit targets taken as given without modes", None, ["a", "b"], ["a", "b"]),
+]
+
+
+@pytest.mark.parametrize("modes, targets, expected", [c[1:] for c in CHOOSE_CASES], ids=[c[0] for c in CHOOSE_CASES])
+def test_choose_targets(modes, targets, expected):
+    assert installmode.choose_targets(modes, NS, targets) == expected
+
+
+REFUSE_CASES = [
+    ("explicit own on all-only", MODES_ALL_ONLY, [NS], "OwnNamespace"),
+    ("explicit multi unsupported", MODES_OWN_SINGLE, ["a", "b"], "MultiNamespace"),
+    ("single-only needs targets", MODES_SINGLE_ONLY, None, "set target_namespaces"),
+]
+
+
+@pytest.mark.parametrize("modes, targets, text", [c[1:] for c in REFUSE_CASES], ids=[c[0] for c in REFUSE_CASES])
+def test_choose_targets_refuses(modes, targets, text):
+    with pytest.raises(installmode.InstallModeError, match=text):
+        installmode.choose_targets(modes, NS, targets)
+
+
+def og(targets=None, selector=None, resolved=None):
+    spec = {}
+    if targets is not None:
+        spec["targetNamespaces"] = targets
+    if selector is not None:
+        spec["selector"] = selector
+    return {"metadata": {"name": "og"}, "spec": spec, "status": {"namespaces": resolved or []}}
+
+
+def test_existing_operator_group_checks():
+    installmode.check_operator_group(og([NS]), MODES_OWN_SINGLE, NS)
+    installmode.check_operator_group(og([NS]), MODES_ALL, NS)
+    installmode.check_operator_group(og(), MODES_ALL_ONLY, NS)
+    with pytest.raises(installmode.InstallModeError, match="means AllNamespaces"):
+        installmode.check_operator_group(og(), MODES_OWN_SINGLE, NS)
+    with pytest.raises(installmode.InstallModeError, match="not the requested"):
+        installmode.check_operator_group(og([NS]), MODES_ALL, NS, ["a"])
+    assert installmode.operator_group_targets(og(selector={"matchLabels": {"x": "y"}}, resolved=["a", "b"])) == ["a", "b"]
+
+
+def test_subscription_spec_and_changes():
+    wanted = olm.subscription_spec({"package": "kube-demo", "channel": "stable", "catalog": "c", "catalog_namespace": "olm", "approval": "Manual", "starting_csv": V1, "config": {}})
+    assert wanted == {"name": "kube-demo", "channel": "stable", "source": "c", "sourceNamespace": "olm", "installPlanApproval": "Manual", "startingCSV": V1}
+    existing = {"spec": dict(wanted, startingCSV=V1), "status": {"installedCSV": V1}}
+    assert olm.subscription_changes(existing, dict(wanted, startingCSV=V2)) == {}
+    assert olm.subscription_changes(existing, dict(wanted, channel="alpha")) == {"channel": "alpha"}
+    assert olm.subscription_changes({"spec": {}, "status": {}}, {"startingCSV": V1}) == {"startingCSV": V1}
+
+
+@pytest.mark.parametrize("a, b, same, newer", [("0.0.1", "v0.0.1", True, False), ("0.0.2", "0.0.1", False, True), ("1.0.0-rc.1", "1.0.0", False, False), ("x", "x", True, False)])
+def test_versions(a, b, same, newer):
+    assert olm.same_version(a, b) is same
+    assert olm.version_after(a, b) is newer
+
+
+def test_status_tables():
+    assert st.first_problem(st.CSV_FAILURES, None) is None
+    assert st.csv_blocked(csv(V1, "0.0.1", "Pending", "RequirementsNotMet", "missing")) == "RequirementsNotMet: missing"
+    assert st.csv_blocked(csv(V1, "0.0.1", "Pending", "RequirementsUnknown")) is None
+    assert st.is_copied_csv({"metadata": {"labels": {"olm.copiedFrom": "demo"}}})
+    image_pull = pod("p", "r", "ImagePullBackOff")
+    assert st.first_problem(st.POD_FAILURES, image_pull).reason == "ImagePullBackOff"
+    assert st.first_problem(st.POD_FAILURES, pod("p", "r")) is None
