@@ -60,7 +60,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench demo build clean distclean \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench bench-olm demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -198,8 +198,23 @@ testbed-status: venv ## Show testbed status
 smoke: collection-link ## Testbed smoke/integration tests (tests/integration)
 	$(PY) -m pytest tests/integration
 
+# Molecule scenarios of the roles (molecule/<scenario>/): no instances, the plays run on localhost against the
+# testbed, whose variables file KUBEFORGE_TESTBED_VARS names. MOLECULE_GLOB keeps the collection's top-level molecule/
+# directory without molecule's "migrate to extensions/molecule" warning.
+MOLECULE_SCENARIOS ?= cluster_setup olm_operator
+.PHONY: molecule
+molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
+	$(MAKE) testbed-build
+	$(MAKE) testbed-up
+	@vars="$$($(TESTBED) ansible-vars)"; \
+	for s in $(MOLECULE_SCENARIOS); do \
+		echo ">>> molecule test -s $$s"; start=$$(date +%s); \
+		KUBEFORGE_TESTBED_VARS="$$vars" MOLECULE_GLOB='molecule/*/molecule.yml' $(VENV)/bin/molecule test -s "$$s"; \
+		echo ">>> molecule scenario $$s passed in $$(( $$(date +%s) - start )) s"; \
+	done
+
 # Cheap checks first so a failure shows up in seconds, the testbed last.
-test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, build, testbed build, smoke
+test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, build, testbed build, smoke, molecule
 	$(MAKE) selfcontained
 	$(MAKE) ruff
 	$(MAKE) unit
@@ -209,10 +224,15 @@ test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, bu
 	$(MAKE) build
 	$(MAKE) testbed-build
 	$(MAKE) smoke
+	$(MAKE) molecule
 
 bench: venv ## Benchmark our FBC engine against opm side by side (not a test; needs `make testbed-build`)
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/run.py --out $(BUILD_DIR)/bench/results.json --markdown $(BUILD_DIR)/bench/results.md $(BENCH_ARGS)
+
+bench-olm: collection-link testbed-deps ## Benchmark olm_operator against kubernetes.core on the testbed (brings it up if needed; not a test)
+	@mkdir -p $(BUILD_DIR)/bench
+	$(PY) benchmarks/olm/run.py --out $(BUILD_DIR)/bench/olm.json --markdown $(BUILD_DIR)/bench/olm.md $(BENCH_ARGS)
 
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
 	$(MAKE) testbed-build

@@ -16,7 +16,7 @@ author:
   - kubeforge maintainers (@kubeforge)
 description:
   - The equivalent of C(operator-sdk run bundle), C(operator-sdk run bundle-upgrade) and C(operator-sdk cleanup)
-    for a bundle B(directory) (C(manifests/) and C(metadata/)), without container tools: the bundle is rendered in
+    for a bundle B(directory) (C(manifests/) and C(metadata/)), without container tools - the bundle is rendered in
     Python (C(opm render) parity, manifests embedded as C(olm.bundle.object) properties), so no bundle image is
     built, pushed or unpacked.
   - O(state=present) on a namespace where the package is not installed is C(run bundle) - it serves a File-Based
@@ -143,6 +143,7 @@ options:
         state, the InstallPlan phase and the CSV phase and reason it saw last (or the registry pod's state).
     default: 600
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
   - kubeforge.operators.k8s_wait
 attributes:
@@ -157,6 +158,8 @@ attributes:
   diff_mode:
     support: full
     details: The CatalogSource and the Subscription before and after.
+  platform:
+    platforms: posix
 notes:
   - The generated catalog is validated like C(opm validate) before it is served.
   - A catalog object (one bundle with its embedded manifests) larger than a ConfigMap (about 960 KiB of JSON)
@@ -167,8 +170,11 @@ notes:
     development and testing, not for production catalogs (use an image-based CatalogSource there).
   - Names - the CatalogSource is C(<package>-catalog) (operator-sdk's), the Subscription C(<package>) (an existing
     Subscription of the package from that catalog keeps its name), the OperatorGroup (when created) is named after
-    the namespace; the registry pod is C(<package>-catalog-<digest>) and its ConfigMaps
-    C(<package>-catalog-<digest>-<n>), where C(<digest>) starts the catalog's sha256.
+    the namespace; the ConfigMaps are C(<package>-catalog-<digest>-<n>), where C(<digest>) starts the catalog's
+    sha256, and the registry pod C(<package>-catalog-<hash>), where C(<hash>) starts the sha256 of its spec (a new
+    image or security context makes a new pod).
+  - A registry pod that cannot start (for example C(ImagePullBackOff)) fails the run at once and is left for
+    inspection; the next successful run, or O(state=absent), removes it.
 seealso:
   - module: kubeforge.operators.olm_operator
   - module: kubeforge.operators.olm_catalog_source

@@ -97,10 +97,10 @@ options:
 notes:
   - Check mode sends the request with server-side dry run, so C(changed) and RV(catalog_source) show what the API
     server would store; nothing is created, changed or waited for.
-  - OLM reports C(TRANSIENT_FAILURE) for an unreachable O(address) within seconds (about 4 seconds on the
-    collection's test cluster). For an O(image) catalog a C(TRANSIENT_FAILURE) can be temporary (the registry pod
-    or its Service endpoints are still starting), so the module keeps waiting and fails at O(wait_timeout) with the
-    last state.
+  - OLM reports C(TRANSIENT_FAILURE) for an unreachable O(address) within seconds (between 0.01 and 5 seconds
+    after the change on the collection's test cluster, as fast as it reports C(READY) for a working one).
+  - For an O(image) catalog a C(TRANSIENT_FAILURE) can be temporary (the registry pod or its Service endpoints are
+    still starting), so the module keeps waiting and fails at O(wait_timeout) with the last state.
   - A READY state that OLM reported before the change is accepted for an O(image) catalog whose image was changed;
     for an O(address) catalog the module waits until OLM reports on the new address.
 seealso:

@@ -59,15 +59,17 @@ def ansible_env(tmp_path):
     """Environment for Ansible runs: this collection and kubernetes.core on the collections path, private temp dirs."""
     env = dict(os.environ)
     site = [p for p in sys.path if p.endswith("site-packages")]
-    env.update({
-        "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([COLLECTIONS_DIR] + site),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
-        "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        "ANSIBLE_LOCALHOST_WARNING": "0",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-    })
+    env.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([COLLECTIONS_DIR] + site),
+            "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
+            "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_RETRY_FILES_ENABLED": "0",
+            "ANSIBLE_LOCALHOST_WARNING": "0",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        }
+    )
     return env
 
 
@@ -75,14 +77,30 @@ def ansible_env(tmp_path):
 def run_playbook(tmp_path):
     """``run_playbook(text, extra_vars) -> (returncode, output)``: ansible-playbook of the venv on localhost, with
     this collection and kubernetes.core on the collections path and the variables passed as a JSON file."""
+
     def run(text, extra_vars, timeout=300):
         playbook = tmp_path / "play.yml"
         playbook.write_text(text)
         (tmp_path / "vars.json").write_text(json.dumps(dict(extra_vars, ansible_python_interpreter=sys.executable)))
-        proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
-                               "-c", "local", "-e", "@" + str(tmp_path / "vars.json"), str(playbook)],
-                              capture_output=True, text=True, env=ansible_env(tmp_path), timeout=timeout, check=False)
+        proc = subprocess.run(
+            [
+                os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                "-i",
+                "localhost,",
+                "-c",
+                "local",
+                "-e",
+                "@" + str(tmp_path / "vars.json"),
+                str(playbook),
+            ],
+            capture_output=True,
+            text=True,
+            env=ansible_env(tmp_path),
+            timeout=timeout,
+            check=False,
+        )
         return proc.returncode, proc.stdout + proc.stderr
+
     return run
 
 
@@ -91,6 +109,7 @@ def run_module(tmp_path):
     """``run_module(name, args, check_mode=False, diff=False, env=None) -> result dict``: one module of this
     collection run the way Ansible runs it locally (a Python process reading ANSIBLE_MODULE_ARGS, JSON result on
     stdout), without a playbook around it. ``result["failed"]`` tells failure."""
+
     def run(name, args, check_mode=False, diff=False, env=None, timeout=900):
         module_args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff, _ansible_tmpdir=str(tmp_path))
         args_file = tmp_path / f"{name}-args.json"
@@ -100,10 +119,15 @@ def run_module(tmp_path):
             run_env.update(env)
         proc = subprocess.run(  # noqa: S603
             [sys.executable, "-m", f"ansible_collections.kubeforge.operators.plugins.modules.{name}", str(args_file)],
-            capture_output=True, text=True, env=run_env, timeout=timeout, check=False,
+            capture_output=True,
+            text=True,
+            env=run_env,
+            timeout=timeout,
+            check=False,
         )
         try:
             return json.loads(proc.stdout)
         except ValueError:
             raise AssertionError(f"module {name} printed no JSON (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}") from None
+
     return run

@@ -110,12 +110,14 @@ def _apply(snapshot, listed, item):
         snapshot[key][_name(payload)] = payload
 
 
-def observe(client, sources, on_change, timeout, on_timeout=None, clock=time.monotonic):
+def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, clock=time.monotonic):
     """Watch ``sources`` until ``on_change(snapshot)`` returns something other than None; return it.
 
     ``sources`` is a list of ``Source``; ``snapshot`` maps each ``Source.key`` to ``{name: object}``.
     ``on_change`` may act on the cluster (approve, patch); its own changes arrive as further events.
-    Raises ``ResourceTimeoutError`` after ``timeout`` seconds, with ``on_timeout(snapshot)`` (a dict) as result.
+    With ``tick`` (seconds), ``on_change`` is also called when nothing happened for that long (for decisions that
+    depend on time; no request is made). Raises ``ResourceTimeoutError`` after ``timeout`` seconds, with
+    ``on_timeout(snapshot)`` (a dict) as result.
     """
     resources = {source.key: find_resource(client, source.kind, source.api_version) for source in sources}
     events = queue.Queue()
@@ -134,10 +136,11 @@ def observe(client, sources, on_change, timeout, on_timeout=None, clock=time.mon
             if remaining <= 0:
                 break
             try:
-                item = events.get(timeout=remaining)
+                item = events.get(timeout=min(remaining, tick) if tick else remaining)
             except queue.Empty:
-                break
-            _apply(snapshot, listed, item)
+                item = None
+            if item is not None:
+                _apply(snapshot, listed, item)
             while True:  # drain what arrived meanwhile: decide on the newest state only
                 try:
                     _apply(snapshot, listed, events.get_nowait())

@@ -367,8 +367,11 @@ def config_maps(catalog, namespace, digest, chunks, owner=None):
     ]
 
 
-def registry_pod_name(catalog, digest):
-    return f"{catalog}-{short_digest(digest)}"
+def registry_pod_name(catalog, pod_spec):
+    """``<catalog>-<hash>``: the hash covers the whole pod spec (image, security context, and through the
+    ConfigMap names the catalog digest), so any change makes a new pod rather than a stale one kept by name."""
+    text = json.dumps(pod_spec, sort_keys=True, separators=(",", ":"))
+    return f"{catalog}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:DIGEST_LENGTH]}"
 
 
 def security_contexts(config):
@@ -433,7 +436,7 @@ def registry_pod(catalog, namespace, digest, cm_names, image=DEFAULT_OPM_IMAGE, 
     }
     if pod_sc:
         spec["securityContext"] = pod_sc
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(registry_pod_name(catalog, digest), namespace, labels(catalog, digest), owner), "spec": spec}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(registry_pod_name(catalog, spec), namespace, labels(catalog, digest), owner), "spec": spec}
 
 
 def pod_address(pod, port=GRPC_PORT):
@@ -456,7 +459,8 @@ def registry_pod_verdict(pod):
         for container in st.get("containerStatuses") or []:
             terminated = (container.get("state") or {}).get("terminated") or {}
             if terminated:
-                detail = f": container {container.get('name')} {terminated.get('reason') or 'terminated'} (exit code {terminated.get('exitCode')}) {terminated.get('message') or ''}"
+                reason = terminated.get("reason") or "terminated"
+                detail = f": container {container.get('name')} {reason} (exit code {terminated.get('exitCode')}) {terminated.get('message') or ''}"
         return VERDICT_FAILED, f"registry pod {name} stopped (phase {phase}){detail}".rstrip()
     problem = first_problem(POD_FAILURES, pod)
     if problem:
@@ -490,9 +494,7 @@ def catalog_source(name, namespace, package, address, annotations):
     return definition
 
 
-def stale_objects(objects, digest=None):
-    """Names of our registry objects (ConfigMaps or pods) that do not belong to ``digest`` (all, for None)."""
-    keep = short_digest(digest) if digest else None
-    return sorted(
-        name_of(obj) for obj in objects if is_ours(obj) and (keep is None or (metadata(obj).get("labels") or {}).get(DIGEST_LABEL) != keep)
-    )
+def stale_objects(objects, keep=()):
+    """Names of our registry objects (ConfigMaps or pods) other than the ``keep`` names, sorted."""
+    keep = set(keep)
+    return sorted(name_of(obj) for obj in objects if is_ours(obj) and name_of(obj) not in keep)

@@ -33,6 +33,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     SUBSCRIPTION_FAILURES,
     SUBSCRIPTION_NOTICES,
     csv_blocked,
+    csv_failure_is_retried,
     csv_succeeded,
     csv_version,
     first_problem,
@@ -55,8 +56,9 @@ Desired.__new__.__defaults__ = (None, AUTOMATIC, True)
 
 # subscription: dict or None; installplans / csvs: {name: obj}; replicasets / pods: lists; catalog_problem: a
 # message when the CatalogSource is known to be unhealthy (None otherwise).
-Observed = namedtuple("Observed", ["subscription", "installplans", "csvs", "replicasets", "pods", "catalog_problem"])
-Observed.__new__.__defaults__ = ((), (), None)
+# now: the wall clock (epoch seconds) when observed, for reasons OLM retries for a while (None: no time limit).
+Observed = namedtuple("Observed", ["subscription", "installplans", "csvs", "replicasets", "pods", "catalog_problem", "now"])
+Observed.__new__.__defaults__ = ((), (), None, None)
 
 Action = namedtuple("Action", ["kind", "message", "reason", "target"])
 Action.__new__.__defaults__ = (None, None)
@@ -76,6 +78,38 @@ def version_after(a, b):
         return semver.parse(str(a).lstrip("v")) > semver.parse(str(b).lstrip("v"))
     except ValueError:
         return False
+
+
+def channel_of(manifest, channel):
+    """The named channel (or the default one) of a PackageManifest, or None."""
+    wanted = channel or status(manifest).get("defaultChannel")
+    for entry in status(manifest).get("channels") or []:
+        if entry.get("name") == wanted:
+            return entry
+    return None
+
+
+def csv_for_version(manifest, channel, package, version):
+    """The CSV name of ``version`` in the channel (PackageManifest entries), else OLM's ``<package>.v<version>``.
+
+    Raises ``ValueError`` when the channel lists its versions and ``version`` is not among them.
+    """
+    entry = channel_of(manifest, channel) if manifest else None
+    for item in (entry or {}).get("entries") or []:
+        if same_version(item.get("version"), version):
+            return item.get("name")
+    if entry is not None and entry.get("entries"):
+        versions = ", ".join(str(item.get("version")) for item in entry["entries"])
+        raise ValueError(f"version {version} is not in channel {entry.get('name')} of package {package} (versions: {versions})")
+    return f"{package}.v{str(version).lstrip('v')}"
+
+
+def install_modes_of(manifest, channel):
+    """The install modes of the channel head (``currentCSVDesc``), or None when the catalog does not tell."""
+    entry = channel_of(manifest, channel) if manifest else None
+    if entry is None:
+        return None
+    return (entry.get("currentCSVDesc") or {}).get("installModes")
 
 
 def subscription_spec(desired_fields):
@@ -148,7 +182,7 @@ def next_step(desired, observed):
     current = observed.csvs.get(current_name) if current_name else None
     if current is not None:
         problem = first_problem(CSV_FAILURES, current)
-        if problem:
+        if problem and not csv_failure_is_retried(current, observed.now):
             return Action(FAIL, _csv_failure(current_name, current), status(current).get("reason"))
         if not csv_succeeded(current):
             problem = workload_problem(current, observed.replicasets, observed.pods)

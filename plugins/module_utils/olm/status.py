@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import calendar
+import time
 from collections import namedtuple
 
 Problem = namedtuple("Problem", ["name", "reason", "message"])
@@ -103,6 +105,42 @@ def _csv_reason(csv):
 # OLM moves some Failed CSVs back to Pending once the cause is fixed (e.g. an OperatorGroup added), but none of
 # them fixes itself while a module waits: each needs a change by someone, so the module reports it at once.
 CSV_FAILURES = (("CSVFailed", lambda csv: status(csv).get("phase") == "Failed", _csv_reason),)
+
+# Failed reasons OLM itself retries (transitionCSVState requeues them): seen during upgrades, e.g. RequirementsNotMet
+# "requirements no longer met" while the new CSV's RBAC and CRDs are replaced. Only a Failed that outlasts
+# CSV_RETRY_GRACE_SECONDS with one of these reasons counts.
+CSV_RETRIED_REASONS = frozenset(
+    (
+        "RequirementsNotMet",
+        "ComponentUnhealthy",
+        "NeedsReinstall",
+        "InstallComponentFailed",
+        "APIServiceResourceIssue",
+        "APIServiceResourcesNeedReinstall",
+        "DetectedClusterChange",
+        "NeedsCertRotation",
+    )
+)
+CSV_RETRY_GRACE_SECONDS = 30
+
+
+def parse_time(value):
+    """Seconds since the epoch of a Kubernetes timestamp (``2026-11-23T15:33:10Z``), or None."""
+    if not value:
+        return None
+    try:
+        return calendar.timegm(time.strptime(str(value).split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def csv_failure_is_retried(csv, now):
+    """True while a Failed CSV has a reason OLM retries and failed less than the grace period ago (``now``: epoch)."""
+    st = status(csv)
+    if st.get("reason") not in CSV_RETRIED_REASONS:
+        return False
+    since = parse_time(st.get("lastTransitionTime"))
+    return now is None or since is None or now - since < CSV_RETRY_GRACE_SECONDS
 
 # Pending reasons that mean "blocked until something else changes": reported if the wait times out.
 CSV_BLOCKED_REASONS = frozenset(("RequirementsNotMet", "OperatorConditionNotUpgradeable"))

@@ -80,12 +80,12 @@ def _delete_all(cluster, kind, names, namespace):
     return list(names)
 
 
-def remove_stale_registry(cluster, namespace, catalog, digest=None):
-    """Delete our registry pods and ConfigMaps of ``catalog`` that do not serve ``digest`` (all, for None)."""
+def remove_stale_registry(cluster, namespace, catalog, pod_name=None, cm_names=()):
+    """Delete our registry pods and ConfigMaps of ``catalog`` other than the ones serving now (all, by default)."""
     pods, cms = _registry_objects(cluster, namespace, catalog)
     removed = {}
-    stale_pods = core.stale_objects(pods, digest)
-    stale_cms = core.stale_objects(cms, digest)
+    stale_pods = core.stale_objects(pods, [pod_name] if pod_name else [])
+    stale_cms = core.stale_objects(cms, cm_names)
     if stale_pods:
         removed["registry_pods"] = _delete_all(cluster, "Pod", stale_pods, namespace)
     if stale_cms:
@@ -184,7 +184,8 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
             return dict(served, changed=True, address=None, before=None, after=predicted, created=created)
         ensure_namespace(cluster, ns)
 
-    created_cms = [name_of(cm) for cm in cms if create_object(cluster.client, cluster.resource("ConfigMap", "v1"), cm).changed]
+    cm_results = [create_object(cluster.client, cluster.resource("ConfigMap", "v1"), cm) for cm in cms]
+    created_cms = [name for name, res in zip(cm_names, cm_results) if res.changed]
     pod_result = create_object(cluster.client, cluster.resource("Pod", "v1"), pod)
     if created_cms:
         served["created"]["config_maps"] = created_cms
@@ -200,13 +201,13 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
     changed, before, after = _apply_source(cluster, core.catalog_source(catalog, ns, bundle.package, address, annotations))
     if source is None:
         served["created"]["catalog_source"] = catalog
-        if not check_mode:  # the CatalogSource exists now: it owns the registry, for the garbage collector
-            ref = {"metadata": {"ownerReferences": [core.owner_reference(after)]}}
-            for name in cm_names:
-                patch_object(cluster.client, cluster.resource("ConfigMap", "v1"), name, ref, ns)
-            patch_object(cluster.client, cluster.resource("Pod", "v1"), pod_name, ref, ns)
+    if not check_mode:  # the CatalogSource owns its registry (for the garbage collector), also what a new one made
+        ref = {"metadata": {"ownerReferences": [core.owner_reference(after)]}}
+        for kind, res in [("ConfigMap", r) for r in cm_results] + [("Pod", pod_result)]:
+            if not metadata(res.after).get("ownerReferences"):
+                patch_object(cluster.client, cluster.resource(kind, "v1"), name_of(res.after), ref, ns)
     if not check_mode:  # the old pod goes only after the CatalogSource has moved to the new one
-        served["removed"] = remove_stale_registry(cluster, ns, catalog, digest)
+        served["removed"] = remove_stale_registry(cluster, ns, catalog, pod_name, cm_names)
     changed = bool(changed or served["created"] or served["removed"])
     return dict(served, changed=changed, address=address, before=before, after=after)
 

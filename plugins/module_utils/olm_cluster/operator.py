@@ -17,7 +17,7 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
     create_object,
     delete_object,
@@ -31,10 +31,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm import ins
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_verdict
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, is_copied_csv, name_of, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import CatalogReader
 
 V1ALPHA1 = "operators.coreos.com/v1alpha1"
 V1 = "operators.coreos.com/v1"
-PACKAGES_V1 = "packages.operators.coreos.com/v1"
 
 # Marks objects the module created, so that uninstall removes those and nothing else.
 CREATED_BY_LABEL = "operators.kubeforge.io/created-by"
@@ -42,6 +42,8 @@ CREATED_BY = "kubeforge.operators.olm_operator"
 
 # How long a CSV may stay Failed/UnsupportedOperatorGroup after the module fixed the group it created.
 RETARGET_GRACE_SECONDS = 30
+# Decisions that depend on time (a Failed CSV OLM retries) are re-checked this often without new events.
+RECHECK_SECONDS = 5
 
 
 class OperatorError(KubeforgeError):
@@ -67,55 +69,6 @@ class Cluster:
     def list(self, kind, namespace, api_version=V1ALPHA1, **selectors):
         listing = to_dict(self.resource(kind, api_version).get(namespace=namespace, **selectors))
         return listing.get("items") or []
-
-
-# --------------------------------------------------------------------------------------------- catalog facts
-
-
-def package_manifest(cluster, namespace, package, catalog, catalog_namespace):
-    """The PackageManifest of ``package`` from ``catalog`` as seen in ``namespace``; None when not served."""
-    try:
-        items = cluster.list(
-            "PackageManifest",
-            namespace,
-            PACKAGES_V1,
-            label_selector=f"catalog={catalog},catalog-namespace={catalog_namespace}",
-            field_selector=f"metadata.name={package}",
-        )
-    except K8sError:
-        return None  # the PackageManifest API is optional (packageserver missing): fall back to conventions
-    except Exception:  # pylint: disable=broad-except
-        return None
-    return items[0] if items else None
-
-
-def channel_of(manifest, channel):
-    """The named channel (or the default one) of a PackageManifest, or None."""
-    st = status(manifest)
-    wanted = channel or st.get("defaultChannel")
-    for entry in st.get("channels") or []:
-        if entry.get("name") == wanted:
-            return entry
-    return None
-
-
-def csv_for_version(manifest, channel, package, version):
-    """The CSV name of ``version`` in the channel (PackageManifest entries), else OLM's ``<package>.v<version>``."""
-    entry = channel_of(manifest, channel) if manifest else None
-    for item in (entry or {}).get("entries") or []:
-        if olm.same_version(item.get("version"), version):
-            return item.get("name")
-    if entry is not None and entry.get("entries"):
-        versions = ", ".join(str(item.get("version")) for item in entry["entries"])
-        raise OperatorError(f"version {version} is not in channel {entry.get('name')} of package {package} (versions: {versions})")
-    return f"{package}.v{str(version).lstrip('v')}"
-
-
-def install_modes_of(manifest, channel):
-    entry = channel_of(manifest, channel) if manifest else None
-    if entry is None:
-        return None
-    return (entry.get("currentCSVDesc") or {}).get("installModes")
 
 
 # --------------------------------------------------------------------------------------------------- install
@@ -179,6 +132,7 @@ def observed_from(snapshot, subscription_name, catalog_problem=None):
         replicasets=list((snapshot.get("replicasets") or {}).values()),
         pods=list((snapshot.get("pods") or {}).values()),
         catalog_problem=catalog_problem,
+        now=time.time(),
     )
 
 
@@ -259,7 +213,7 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         return result
 
     try:
-        observed = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout)
+        observed = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS)
     except ResourceTimeoutError as exc:
         waiting = (exc.result or {}).get("waiting_for")
         exc.msg = f"Timed out after {timeout}s waiting for the operator {desired.package} in {ns}: {waiting}"
@@ -291,12 +245,17 @@ def install(cluster, params, check_mode, wait, timeout):
 
     # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
     known_modes = params.get("install_modes")
-    manifest = None
-    if (version or existing is None) and not (params.get("starting_csv") and known_modes is not None):
-        manifest = package_manifest(cluster, ns, package, catalog, catalog_ns)
+    manifest, warnings = None, []
+    if existing is None and not (params.get("starting_csv") and known_modes is not None):
+        reader = CatalogReader(cluster.client, ns)
+        manifest = reader.package_manifest(package, catalog, catalog_ns)
+        warnings = reader.warnings
     if version and existing is None:
-        wanted["startingCSV"] = params.get("starting_csv") or csv_for_version(manifest, params.get("channel"), package, version)
-    install_modes = known_modes if known_modes is not None else install_modes_of(manifest, params.get("channel"))
+        try:
+            wanted["startingCSV"] = params.get("starting_csv") or olm.csv_for_version(manifest, params.get("channel"), package, version)
+        except ValueError as exc:
+            raise OperatorError(str(exc)) from exc
+    install_modes = known_modes if known_modes is not None else olm.install_modes_of(manifest, params.get("channel"))
 
     if existing is None:
         source = cluster.get("CatalogSource", catalog, catalog_ns)
@@ -327,17 +286,17 @@ def install(cluster, params, check_mode, wait, timeout):
     if check_mode or not wait:
         # Without waiting, installing or upgrading is still a change the cluster will make.
         upgrade = not olm.reached(desired, after, installed)
-        return _result(changed or upgrade or bool(created), after, installed, [], created, started, before=before)
+        return _result(changed or upgrade or bool(created), after, installed, [], created, started, before=before, warnings=warnings)
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
     retargetable = created.get("operator_group") if params.get("target_namespaces") is None else None
     observed, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable)
     sub = observed.subscription
     installed = observed.csvs.get(status(sub).get("installedCSV"))
-    return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed)
+    return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed, warnings=warnings)
 
 
-def _result(changed, sub, csv, approved, created, started, before=None, observed=None):
+def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=()):
     st = status(sub)
     result = {
         "changed": changed,
@@ -354,6 +313,8 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
     if observed is not None:
         result["state"] = olm.summary(observed)
     result["diff"] = {"before": {"subscription": before} if before else {}, "after": {"subscription": sub}}
+    if warnings:
+        result["warnings"] = list(warnings)
     return result
 
 

@@ -188,7 +188,8 @@ def test_pod_mode_dry_run_passes_pod_security_restricted(run_module, kubeconfig,
     predicted = ok(run(run_module, kubeconfig, namespace, check_mode=True, diff=True, bundle_dir=V1))
     assert predicted["changed"] is True and predicted["operation"] == "install"
     assert predicted["catalog_digest"] == expected
-    assert predicted["registry_pod"] == f"{CATALOG}-{expected[7:17]}" and predicted["config_maps"] == [f"{CATALOG}-{expected[7:17]}-1"]
+    assert predicted["config_maps"] == [f"{CATALOG}-{expected[7:17]}-1"]
+    assert predicted["registry_pod"] == core.registry_pod(CATALOG, namespace, expected, predicted["config_maps"])["metadata"]["name"]
     assert predicted["created"] == {
         "catalog_source": CATALOG,
         "config_maps": predicted["config_maps"],

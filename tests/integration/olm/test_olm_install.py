@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -294,7 +295,7 @@ def test_install_waits_is_idempotent_downloads_and_repairs(run_module, kubeconfi
     assert not again.get("failed"), again
     assert again["changed"] is False and again["previous_install"] == "installed"
     assert again["source"] == {"crds.yaml": f"{base}v9.8.7/crds.yaml", "olm.yaml": f"{base}v9.8.7/olm.yaml"}
-    assert {a for a in actions(again).values()} == {("unchanged", True)}
+    assert set(actions(again).values()) == {("unchanged", True)}
     assert install(run_module, kubeconfig, check_mode=True, manifests_dir=mini["dir"], catalog_source=False)["changed"] is False
 
     # the default catalog is added when asked for
@@ -339,9 +340,12 @@ def test_openshift_named_crds_are_not_openshift(run_module, kubeconfig, mini, ap
     }
     apis["ext"].create_custom_resource_definition(crd)
     try:
-        # the API server registers a local APIService for the CRD's group: same name as OpenShift's, no Service
-        local = apis["reg"].read_api_service("v1.project.openshift.io")
-        assert local.spec.service is None
+        # the API server registers a local APIService for the CRD's group (shortly after the CRD is Established):
+        # same name as OpenShift's, no Service
+        deadline = time.monotonic() + 30
+        while (local := read(apis["reg"].read_api_service, "v1.project.openshift.io")) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert local is not None and local.spec.service is None
         result = install(run_module, kubeconfig, check_mode=True, manifests_dir=mini["dir"], catalog_source=False)
         assert not result.get("failed"), result
         assert result["openshift"] is False and result["changed"] is True

@@ -186,7 +186,9 @@ def test_install_mode_follows_the_csv(run_module, kubeconfig, catalog_ns, custom
 
 def test_two_operator_groups_are_refused(run_module, kubeconfig, catalog_ns, custom):
     for name in ("og-a", "og-b"):
-        custom.create_namespaced_custom_object(GROUP, "v1", catalog_ns, "operatorgroups", {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": {}})
+        custom.create_namespaced_custom_object(
+            GROUP, "v1", catalog_ns, "operatorgroups", {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": {}}
+        )
     result = operator(run_module, kubeconfig, catalog_ns)
     assert result["failed"] and result["reason"] == "TooManyOperatorGroups", result
     assert names(custom, catalog_ns, "subscriptions") == []

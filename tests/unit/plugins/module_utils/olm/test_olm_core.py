@@ -94,7 +94,14 @@ OTHER = "other.v1.0.0"
 NEXT_STEP_CASES = [
     # (id, desired, observed, expected kind, expected reason or target, text in message)
     ("no subscription yet", MANUAL_V1, observed(None), olm.WAIT, None, "to appear"),
-    ("catalog unhealthy", MANUAL_V1, observed(sub(), catalog_problem="CatalogSource olm/x is unhealthy: TRANSIENT_FAILURE"), olm.FAIL, "CatalogSourceUnhealthy", "TRANSIENT_FAILURE"),
+    (
+        "catalog unhealthy",
+        MANUAL_V1,
+        observed(sub(), catalog_problem="CatalogSource olm/x is unhealthy: TRANSIENT_FAILURE"),
+        olm.FAIL,
+        "CatalogSourceUnhealthy",
+        "TRANSIENT_FAILURE",
+    ),
     (
         "constraints not satisfiable is terminal",
         MANUAL_V1,
@@ -111,7 +118,14 @@ NEXT_STEP_CASES = [
         None,
         "catalog unreachable",
     ),
-    ("bundle unpack failed", MANUAL_V1, observed(sub(conditions=[cond("BundleUnpackFailed", "True", "ErrorPreventedUnpacking", "pull failed")])), olm.FAIL, "ErrorPreventedUnpacking", "pull failed"),
+    (
+        "bundle unpack failed",
+        MANUAL_V1,
+        observed(sub(conditions=[cond("BundleUnpackFailed", "True", "ErrorPreventedUnpacking", "pull failed")])),
+        olm.FAIL,
+        "ErrorPreventedUnpacking",
+        "pull failed",
+    ),
     ("plan pending approval with our csv only", MANUAL_V1, observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1])]), olm.APPROVE, "ip-1", "approve"),
     (
         "plan without our csv is refused",
@@ -134,7 +148,17 @@ NEXT_STEP_CASES = [
         olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL),
         observed(
             sub(current=ADDON, plan="ip-3", name="kube-demo-addon"),
-            plans=[plan("ip-3", [ADDON, V2], steps=[step("ClusterServiceVersion", ADDON, ADDON), step("ClusterServiceVersion", V2, V2), step("Subscription", "kube-demo-stable", V2, "NotPresent")])],
+            plans=[
+                plan(
+                    "ip-3",
+                    [ADDON, V2],
+                    steps=[
+                        step("ClusterServiceVersion", ADDON, ADDON),
+                        step("ClusterServiceVersion", V2, V2),
+                        step("Subscription", "kube-demo-stable", V2, "NotPresent"),
+                    ],
+                )
+            ],
         ),
         olm.APPROVE,
         "ip-3",
@@ -151,8 +175,22 @@ NEXT_STEP_CASES = [
         "DependenciesNotApproved",
         V2,
     ),
-    ("installed at the pinned version", MANUAL_V1, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]), olm.DONE, None, V1),
-    ("upgrade step to the target is approved", MANUAL_V2, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]), olm.APPROVE, "ip-2", V2),
+    (
+        "installed at the pinned version",
+        MANUAL_V1,
+        observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]),
+        olm.DONE,
+        None,
+        V1,
+    ),
+    (
+        "upgrade step to the target is approved",
+        MANUAL_V2,
+        observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]),
+        olm.APPROVE,
+        "ip-2",
+        V2,
+    ),
     (
         "upgrade step past the target is refused",
         MANUAL_V2,
@@ -161,11 +199,39 @@ NEXT_STEP_CASES = [
         "VersionNotOnUpgradePath",
         "past the requested version",
     ),
-    ("newer installed than requested", MANUAL_V1, observed(sub(installed=V2, current=V2), csvs=[csv(V2, "0.0.2")]), olm.FAIL, "NewerVersionInstalled", "does not downgrade"),
-    ("manual without version keeps what is installed", MANUAL_ANY, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]), olm.DONE, None, V1),
-    ("automatic waits for the current csv", AUTOMATIC, observed(sub(installed=V1, current=V2), csvs=[csv(V1, "0.0.1"), csv(V2, "0.0.2", "Installing")]), olm.WAIT, None, "Installing"),
+    (
+        "newer installed than requested",
+        MANUAL_V1,
+        observed(sub(installed=V2, current=V2), csvs=[csv(V2, "0.0.2")]),
+        olm.FAIL,
+        "NewerVersionInstalled",
+        "does not downgrade",
+    ),
+    (
+        "manual without version keeps what is installed",
+        MANUAL_ANY,
+        observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2])], csvs=[csv(V1, "0.0.1")]),
+        olm.DONE,
+        None,
+        V1,
+    ),
+    (
+        "automatic waits for the current csv",
+        AUTOMATIC,
+        observed(sub(installed=V1, current=V2), csvs=[csv(V1, "0.0.1"), csv(V2, "0.0.2", "Installing")]),
+        olm.WAIT,
+        None,
+        "Installing",
+    ),
     ("automatic done at the current csv", AUTOMATIC, observed(sub(installed=V2, current=V2), csvs=[csv(V2, "0.0.2")]), olm.DONE, None, V2),
-    ("at latest known but csv installing is not done", MANUAL_V1, observed(sub(installed=V1, current=V1, state="AtLatestKnown"), csvs=[csv(V1, "0.0.1", "Installing")]), olm.WAIT, None, "Installing"),
+    (
+        "at latest known but csv installing is not done",
+        MANUAL_V1,
+        observed(sub(installed=V1, current=V1, state="AtLatestKnown"), csvs=[csv(V1, "0.0.1", "Installing")]),
+        olm.WAIT,
+        None,
+        "Installing",
+    ),
     (
         "csv failed carries OLM's reason",
         MANUAL_V1,
@@ -174,14 +240,23 @@ NEXT_STEP_CASES = [
         "InstallCheckFailed",
         "install timeout",
     ),
-    ("no operator group", MANUAL_V1, observed(sub(current=V1), csvs=[csv(V1, "0.0.1", "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups")]), olm.FAIL, "NoOperatorGroup", "no operatorgroups"),
+    (
+        "no operator group",
+        MANUAL_V1,
+        observed(sub(current=V1), csvs=[csv(V1, "0.0.1", "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups")]),
+        olm.FAIL,
+        "NoOperatorGroup",
+        "no operatorgroups",
+    ),
     (
         "pods forbidden by admission",
         MANUAL_V1,
         observed(
             sub(current=V1),
             csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
-            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", 'pods "x" is forbidden: violates PodSecurity "restricted:latest"')],
+            replicasets=[
+                rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", 'pods "x" is forbidden: violates PodSecurity "restricted:latest"')
+            ],
         ),
         olm.FAIL,
         "FailedCreate",
@@ -216,12 +291,22 @@ NEXT_STEP_CASES = [
     (
         "failed install plan",
         MANUAL_V1,
-        observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1], phase="Failed", approved=True, conditions=[cond("Installed", "False", "InstallComponentFailed", "rbac error")])]),
+        observed(
+            sub(current=V1, plan="ip-1"),
+            plans=[plan("ip-1", [V1], phase="Failed", approved=True, conditions=[cond("Installed", "False", "InstallComponentFailed", "rbac error")])],
+        ),
         olm.FAIL,
         "InstallComponentFailed",
         "rbac error",
     ),
-    ("approved plan installing", MANUAL_V1, observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1], phase="Installing", approved=True)]), olm.WAIT, None, "Installing"),
+    (
+        "approved plan installing",
+        MANUAL_V1,
+        observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1], phase="Installing", approved=True)]),
+        olm.WAIT,
+        None,
+        "Installing",
+    ),
     (
         "blocked csv is explained",
         MANUAL_V2,
@@ -230,7 +315,14 @@ NEXT_STEP_CASES = [
         None,
         "blocked: OperatorConditionNotUpgradeable",
     ),
-    ("version unknown in the plan waits", MANUAL_V2, observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2], steps=[])], csvs=[csv(V1, "0.0.1")]), olm.WAIT, None, "version"),
+    (
+        "version unknown in the plan waits",
+        MANUAL_V2,
+        observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2], steps=[])], csvs=[csv(V1, "0.0.1")]),
+        olm.WAIT,
+        None,
+        "version",
+    ),
 ]
 
 
@@ -246,7 +338,11 @@ def test_next_step(desired, seen, kind, reason_or_target, text):
 
 
 def test_waiting_message_has_subscription_plan_and_csv():
-    seen = observed(sub(current=V1, plan="ip-1", state="UpgradePending"), plans=[plan("ip-1", [V1], phase="Installing", approved=True)], csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting")])
+    seen = observed(
+        sub(current=V1, plan="ip-1", state="UpgradePending"),
+        plans=[plan("ip-1", [V1], phase="Installing", approved=True)],
+        csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting")],
+    )
     message = olm.waiting_for(MANUAL_V1, seen)
     assert "UpgradePending" in message and "InstallPlan ip-1 phase Installing" in message and "InstallWaiting" in message
     summary = olm.summary(seen)
@@ -255,8 +351,20 @@ def test_waiting_message_has_subscription_plan_and_csv():
 
 PLAN_CASES = [
     ("only ours", [V1], [step("ClusterServiceVersion", V1, V1)], V1, ([V1], [], [])),
-    ("ours and a dependency", [ADDON, V1], [step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo-stable", V1, "NotPresent")], ADDON, ([ADDON], [V1], [])),
-    ("ours and an upgrade of another subscription", [ADDON, V2], [step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo", V2, "Present")], ADDON, ([ADDON], [], [V2])),
+    (
+        "ours and a dependency",
+        [ADDON, V1],
+        [step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo-stable", V1, "NotPresent")],
+        ADDON,
+        ([ADDON], [V1], []),
+    ),
+    (
+        "ours and an upgrade of another subscription",
+        [ADDON, V2],
+        [step("ClusterServiceVersion", ADDON, ADDON), step("Subscription", "kube-demo", V2, "Present")],
+        ADDON,
+        ([ADDON], [], [V2]),
+    ),
     ("not ours at all", [OTHER], [], V1, ([], [], [OTHER])),
 ]
 
@@ -268,7 +376,15 @@ def test_classify_plan(names, steps, own, expected):
 
 
 def test_plan_versions_come_from_step_manifests():
-    ip = plan("ip", [V1, ADDON], steps=[step("ClusterServiceVersion", V1, V1, version="0.0.1"), step("ClusterServiceVersion", ADDON, ADDON), step("CustomResourceDefinition", "x", V1, version="9")])
+    ip = plan(
+        "ip",
+        [V1, ADDON],
+        steps=[
+            step("ClusterServiceVersion", V1, V1, version="0.0.1"),
+            step("ClusterServiceVersion", ADDON, ADDON),
+            step("CustomResourceDefinition", "x", V1, version="9"),
+        ],
+    )
     assert ipl.plan_csv_versions(ip) == {V1: "0.0.1"}
     assert ipl.requires_approval(ip)
     assert not ipl.requires_approval(plan("ip", [V1], approved=True))
@@ -329,7 +445,9 @@ def test_existing_operator_group_checks():
 
 
 def test_subscription_spec_and_changes():
-    wanted = olm.subscription_spec({"package": "kube-demo", "channel": "stable", "catalog": "c", "catalog_namespace": "olm", "approval": "Manual", "starting_csv": V1, "config": {}})
+    wanted = olm.subscription_spec(
+        {"package": "kube-demo", "channel": "stable", "catalog": "c", "catalog_namespace": "olm", "approval": "Manual", "starting_csv": V1, "config": {}}
+    )
     assert wanted == {"name": "kube-demo", "channel": "stable", "source": "c", "sourceNamespace": "olm", "installPlanApproval": "Manual", "startingCSV": V1}
     existing = {"spec": dict(wanted, startingCSV=V1), "status": {"installedCSV": V1}}
     assert olm.subscription_changes(existing, dict(wanted, startingCSV=V2)) == {}
@@ -337,7 +455,9 @@ def test_subscription_spec_and_changes():
     assert olm.subscription_changes({"spec": {}, "status": {}}, {"startingCSV": V1}) == {"startingCSV": V1}
 
 
-@pytest.mark.parametrize("a, b, same, newer", [("0.0.1", "v0.0.1", True, False), ("0.0.2", "0.0.1", False, True), ("1.0.0-rc.1", "1.0.0", False, False), ("x", "x", True, False)])
+@pytest.mark.parametrize(
+    "a, b, same, newer", [("0.0.1", "v0.0.1", True, False), ("0.0.2", "0.0.1", False, True), ("1.0.0-rc.1", "1.0.0", False, False), ("x", "x", True, False)]
+)
 def test_versions(a, b, same, newer):
     assert olm.same_version(a, b) is same
     assert olm.version_after(a, b) is newer
@@ -351,3 +471,70 @@ def test_status_tables():
     image_pull = pod("p", "r", "ImagePullBackOff")
     assert st.first_problem(st.POD_FAILURES, image_pull).reason == "ImagePullBackOff"
     assert st.first_problem(st.POD_FAILURES, pod("p", "r")) is None
+
+
+PACKAGE_MANIFEST = {
+    "status": {
+        "defaultChannel": "stable",
+        "channels": [
+            {"name": "alpha", "entries": [{"name": "kube-demo.v0.0.1", "version": "0.0.1"}], "currentCSVDesc": {"installModes": MODES_ALL_ONLY}},
+            {
+                "name": "stable",
+                "entries": [{"name": "kube-demo.v0.0.2", "version": "0.0.2"}, {"name": "kube-demo.v0.0.1", "version": "0.0.1"}],
+                "currentCSVDesc": {"installModes": MODES_OWN_SINGLE},
+            },
+        ],
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "manifest, channel, version, expected",
+    [
+        (PACKAGE_MANIFEST, None, "0.0.1", "kube-demo.v0.0.1"),
+        (PACKAGE_MANIFEST, "stable", "v0.0.2", "kube-demo.v0.0.2"),
+        (None, "stable", "v1.2.3", "kube-demo.v1.2.3"),
+        (PACKAGE_MANIFEST, "unknown-channel", "1.0.0", "kube-demo.v1.0.0"),
+    ],
+)
+def test_csv_for_version(manifest, channel, version, expected):
+    assert olm.csv_for_version(manifest, channel, "kube-demo", version) == expected
+
+
+def test_csv_for_version_outside_the_channel():
+    with pytest.raises(ValueError, match=r"version 0\.0\.9 is not in channel stable of package kube-demo \(versions: 0\.0\.2, 0\.0\.1\)"):
+        olm.csv_for_version(PACKAGE_MANIFEST, "stable", "kube-demo", "0.0.9")
+
+
+def test_install_modes_of_the_channel_head():
+    assert olm.install_modes_of(PACKAGE_MANIFEST, None) == MODES_OWN_SINGLE
+    assert olm.install_modes_of(PACKAGE_MANIFEST, "alpha") == MODES_ALL_ONLY
+    assert olm.install_modes_of(PACKAGE_MANIFEST, "beta") is None
+    assert olm.install_modes_of(None, "alpha") is None
+
+
+def failed_at(reason, when):
+    item = csv(V2, "0.0.2", "Failed", reason, "requirements no longer met")
+    item["status"]["lastTransitionTime"] = when
+    return item
+
+
+@pytest.mark.parametrize(
+    "reason, now, kind",
+    [
+        ("RequirementsNotMet", None, olm.WAIT),
+        ("RequirementsNotMet", st.parse_time("2026-11-23T15:33:20Z"), olm.WAIT),
+        ("RequirementsNotMet", st.parse_time("2026-11-23T15:34:10Z"), olm.FAIL),
+        ("InstallCheckFailed", st.parse_time("2026-11-23T15:33:11Z"), olm.FAIL),
+    ],
+)
+def test_failures_olm_retries_get_a_grace_period(reason, now, kind):
+    seen = observed(sub(installed=V1, current=V2), csvs=[csv(V1, "0.0.1", "Replacing"), failed_at(reason, "2026-11-23T15:33:10Z")])
+    seen = seen._replace(now=now)
+    assert olm.next_step(MANUAL_V2, seen).kind == kind
+
+
+def test_parse_time():
+    assert st.parse_time("1970-01-01T00:01:00Z") == 60
+    assert st.parse_time("1970-01-01T00:01:00.123456Z") == 60
+    assert st.parse_time("yesterday") is None and st.parse_time(None) is None

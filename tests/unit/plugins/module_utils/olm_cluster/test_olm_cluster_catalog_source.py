@@ -21,7 +21,8 @@ DEFINITION = {
 OURS = {"f:spec": {"f:address": {}, "f:displayName": {}, "f:sourceType": {}}}
 
 
-def stored(spec=None, status=None, owned=OURS, others=(), rv="1", annotations=None):
+def stored(spec=None, status=None, owned="ours", others=(), rv="1", annotations=None):
+    owned = OURS if owned == "ours" else owned
     metadata = {"name": "c", "namespace": "olm", "resourceVersion": rv, "managedFields": []}
     if owned is not None:
         metadata["managedFields"].append({"manager": "kubeforge", "operation": "Apply", "fieldsV1": owned})
