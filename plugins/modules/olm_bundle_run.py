@@ -120,7 +120,8 @@ options:
       - Namespaces the operator watches, when the namespace has no OperatorGroup yet (the module creates one). An
         empty list means all namespaces; the operator's own namespace alone means OwnNamespace (operator-sdk's
         C(--install-mode)).
-      - Without it, AllNamespaces if the CSV supports it, else OwnNamespace.
+      - Without it, OwnNamespace if the CSV supports it (least privilege), else AllNamespaces - as
+        M(kubeforge.operators.olm_operator) chooses. operator-sdk prefers AllNamespaces.
       - When the namespace already has an OperatorGroup, its targets must equal these.
     type: list
     elements: str

@@ -62,6 +62,68 @@ def objects_differ(before, after):
     return normalize(before) != normalize(after)
 
 
+def _project(template, obj):
+    """The parts of ``obj`` at the keys of ``template`` (recursively where the template has mappings)."""
+    if not isinstance(obj, dict):
+        return obj
+    out = {}
+    for key, value in template.items():
+        out[key] = _project(value, obj.get(key)) if isinstance(value, dict) else obj.get(key)
+    return out
+
+
+def _owned_template(fields):
+    """The key tree of a ``fieldsV1`` entry (``f:name`` keys); list items and sets become leaves (None)."""
+    out = {}
+    for key, value in (fields or {}).items():
+        if not key.startswith("f:"):
+            continue
+        children = {k: v for k, v in (value or {}).items() if k.startswith("f:")} if isinstance(value, dict) else {}
+        only_fields = isinstance(value, dict) and value and all(k.startswith("f:") or k == "." for k in value)
+        out[key[2:]] = _owned_template(children) if only_fields and children else None
+    return out
+
+
+def _merge(one, two):
+    """Union of two key trees; a leaf on either side wins (the whole value is compared)."""
+    if not isinstance(one, dict) or not isinstance(two, dict):
+        return None
+    out = dict(one)
+    for key, value in two.items():
+        out[key] = _merge(out[key], value) if key in out else value
+    return out
+
+
+def _semantic(value):
+    """``value`` without empty members (None, {} and []), which Kubernetes treats as unset."""
+    if isinstance(value, dict):
+        cleaned = {k: _semantic(v) for k, v in value.items()}
+        return {k: v for k, v in cleaned.items() if v not in (None, {}, [])}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
+
+
+def applied_change(definition, before, after, field_manager):
+    """Whether a server-side apply of ``definition`` changed the object (pure).
+
+    ``before`` and ``after`` are compared where ``definition`` sets fields and where ``field_manager`` owned
+    fields before (an apply that no longer sets a field removes it), ignoring empty values. Not a change of ours:
+    a status or annotation a controller writes between the read and the apply, taking (back) ownership of fields
+    that hold the applied values, and a controller's normalised copy of our values (OLM rewrites a CSV's spec with
+    ``strategy: {}`` in each deployment).
+    """
+    if before is None:
+        return after is not None
+    template = definition
+    for entry in ((before.get("metadata") or {}).get("managedFields")) or []:
+        if isinstance(entry, dict) and entry.get("manager") == field_manager:
+            template = _merge(template, _owned_template(entry.get("fieldsV1")))
+    if not isinstance(template, dict):
+        template = definition
+    return _semantic(_project(template, before)) != _semantic(_project(template, after))
+
+
 def get_object(client, resource, name, namespace=None):
     """Return the object as a dict, or None if it does not exist."""
     try:
@@ -86,7 +148,7 @@ def create_object(client, resource, definition, namespace=None):
 
 
 def apply_object(client, resource, definition, field_manager, force_conflicts=False, namespace=None):
-    """Server-side apply ``definition`` with ``field_manager``; ``changed`` compares before/after."""
+    """Server-side apply ``definition`` with ``field_manager``; ``changed`` is ``applied_change`` (our fields only)."""
     name, namespace = _name_namespace(definition, namespace)
     before = get_object(client, resource, name, namespace)
     try:
@@ -105,7 +167,7 @@ def apply_object(client, resource, definition, field_manager, force_conflicts=Fa
         )
     except Exception as exc:
         raise _api_error("apply", resource, name, exc) from exc
-    return Result(objects_differ(before, after), before, after)
+    return Result(applied_change(definition, before, after, field_manager), before, after)
 
 
 def patch_object(client, resource, name, patch, namespace=None, patch_type="merge"):

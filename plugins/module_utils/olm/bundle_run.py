@@ -30,7 +30,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import (
     ANNOTATION_CHANNELS,
     ANNOTATION_DEFAULT_CHANNEL,
-    _parse_metadata,
+    parse_bundle_metadata,
     render_bundle_dir_blob,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import (
@@ -114,7 +114,7 @@ def read_bundle(path, package=None, channel=None):
     ``operator-sdk-run-bundle``. Raises ``FBCError`` (rendering) or ``BundleRunError``.
     """
     blob, csv = render_bundle_dir_blob(path)
-    annotations = _parse_metadata(f"{path}/metadata")[0]
+    annotations = parse_bundle_metadata(f"{path}/metadata")[0]
     name, own_package = blob.get("name"), blob.get("package")
     if not name:
         raise BundleRunError(f"the ClusterServiceVersion in {excerpt(path)} has no metadata.name")

@@ -32,76 +32,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_so
 FIELD_MANAGER = "kubeforge"
 
 
-def _project(template, obj):
-    """The parts of ``obj`` at the keys of ``template`` (recursively where the template has mappings)."""
-    if not isinstance(obj, dict):
-        return obj
-    out = {}
-    for key, value in template.items():
-        out[key] = _project(value, obj.get(key)) if isinstance(value, dict) else obj.get(key)
-    return out
-
-
-def _owned_template(fields):
-    """The key tree of a ``fieldsV1`` entry (``f:name`` keys); list items and sets become leaves (None)."""
-    out = {}
-    for key, value in (fields or {}).items():
-        if not key.startswith("f:"):
-            continue
-        children = {k: v for k, v in (value or {}).items() if k.startswith("f:")} if isinstance(value, dict) else {}
-        only_fields = isinstance(value, dict) and value and all(k.startswith("f:") or k == "." for k in value)
-        out[key[2:]] = _owned_template(children) if only_fields and children else None
-    return out
-
-
-def _merge(one, two):
-    """Union of two key trees; a leaf on either side wins (the whole value is compared)."""
-    if not isinstance(one, dict) or not isinstance(two, dict):
-        return None
-    out = dict(one)
-    for key, value in two.items():
-        out[key] = _merge(out[key], value) if key in out else value
-    return out
-
-
-def _semantic(value):
-    """``value`` without empty members (None, {} and []), which Kubernetes treats as unset."""
-    if isinstance(value, dict):
-        cleaned = {k: _semantic(v) for k, v in value.items()}
-        return {k: v for k, v in cleaned.items() if v not in (None, {}, [])}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value
-
-
-def applied_change(definition, before, after, field_manager=FIELD_MANAGER):
-    """Whether a server-side apply of ``definition`` changed the object (pure).
-
-    ``before`` and ``after`` are compared where ``definition`` sets fields and where ``field_manager`` owned
-    fields before (an apply that no longer sets a field removes it), ignoring empty values. Not a change of ours:
-    a status or annotation a controller writes between the read and the apply, taking (back) ownership of fields
-    that hold the applied values, and a controller's normalised copy of our values (OLM rewrites a CSV's spec with
-    ``strategy: {}`` in each deployment).
-    """
-    if before is None:
-        return after is not None
-    template = definition
-    for entry in ((before.get("metadata") or {}).get("managedFields")) or []:
-        if isinstance(entry, dict) and entry.get("manager") == field_manager:
-            template = _merge(template, _owned_template(entry.get("fieldsV1")))
-    if not isinstance(template, dict):
-        template = definition
-    return _semantic(_project(template, before)) != _semantic(_project(template, after))
-
-
 def apply(client, resource, definition):
-    """Server-side apply ``definition`` as ``FIELD_MANAGER`` (conflicts forced): ``(changed, before, after)``.
-
-    ``changed`` is ``applied_change``: unlike ``k8s.objects.apply_object``'s whole-object comparison it ignores
-    what controllers write concurrently (OLM updates a CSV's status right after it is created).
-    """
+    """Server-side apply ``definition`` as ``FIELD_MANAGER`` (conflicts forced): ``(changed, before, after)``."""
     result = apply_object(client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=True)
-    return applied_change(definition, result.before, result.after), result.before, result.after
+    return result.changed, result.before, result.after
 
 
 def public(obj):

@@ -233,3 +233,18 @@ def test_a_catalog_source_it_did_not_make_is_refused_and_left_alone(run_module, 
     cleanup = ok(run(run_module, kubeconfig, namespace, state="absent", package="kube-demo"))
     assert cleanup["changed"] is False and "left alone" in str(cleanup.get("warnings")), cleanup
     assert catalog_source(custom, namespace) is not None
+
+
+def test_a_package_subscribed_from_another_catalog_is_refused_and_left_alone(run_module, kubeconfig, namespace, custom):
+    body = {
+        "apiVersion": f"{GROUP}/{V1ALPHA1}",
+        "kind": "Subscription",
+        "metadata": {"name": "demo-from-elsewhere", "namespace": namespace},
+        "spec": {"name": "kube-demo", "source": "some-other-catalog", "sourceNamespace": namespace, "channel": "stable"},
+    }
+    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "subscriptions", body)
+    refused = run(run_module, kubeconfig, namespace, check_mode=True, bundle_dir=V1)
+    assert refused["failed"] and refused["reason"] == "InstalledFromAnotherCatalog" and "some-other-catalog" in refused["msg"], refused
+    cleanup = ok(run(run_module, kubeconfig, namespace, state="absent", bundle_dir=V1))
+    assert cleanup["changed"] is False and "demo-from-elsewhere" in str(cleanup.get("warnings")), cleanup
+    assert names(custom, namespace, "subscriptions") == ["demo-from-elsewhere"]

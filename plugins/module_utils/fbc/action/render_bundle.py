@@ -174,7 +174,8 @@ def _move_objects_to_end(props):
     return head + tail
 
 
-def _parse_metadata(metadata_dir):
+def parse_bundle_metadata(metadata_dir):
+    """``(annotations, dependencies, properties)`` of a bundle's ``metadata/`` directory, as opm reads them."""
     annotations = dependencies = properties = None
     try:
         names = sorted(os.listdir(metadata_dir))
@@ -258,7 +259,7 @@ def render_bundle_dir_blob(path, image=""):
         raise BundleRenderError("%s is not a bundle directory: manifests/ and metadata/ are required"
                                 % json.dumps(path))
     objects, csv = _parse_manifests(os.path.join(path, "manifests"))
-    annotations, dependencies, file_props = _parse_metadata(os.path.join(path, "metadata"))
+    annotations, dependencies, file_props = parse_bundle_metadata(os.path.join(path, "metadata"))
     meta = csv.get("metadata") if isinstance(csv.get("metadata"), dict) else {}
     spec = csv.get("spec") if isinstance(csv.get("spec"), dict) else {}
     name = _as_str(meta.get("name"))

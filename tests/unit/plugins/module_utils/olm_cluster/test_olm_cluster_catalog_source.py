@@ -1,4 +1,5 @@
-"""olm_cluster/catalog_source.py: what counts as a change of a server-side apply, and options checked before any request.
+"""What counts as a change of a server-side apply (k8s/objects.py ``applied_change``, seen through a CatalogSource), and
+olm_cluster/catalog_source.py's option checks before any request.
 
 The cluster behaviour (apply, dry run, waits, OLM's verdicts) is proven on the testbed in
 tests/integration/olm/test_catalog_source.py; these cases are the pure comparison, including the OLM behaviour seen
@@ -9,6 +10,7 @@ import copy
 
 import pytest
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source as glue
 from ansible_collections.kubeforge.operators.plugins.modules import olm_catalog_source
 
@@ -99,7 +101,7 @@ CASES = [
 
 @pytest.mark.parametrize("case, definition, before, after, expected", CASES, ids=[row[0] for row in CASES])
 def test_applied_change(case, definition, before, after, expected):
-    assert glue.applied_change(copy.deepcopy(definition), before, after) is expected
+    assert objects.applied_change(copy.deepcopy(definition), before, after, glue.FIELD_MANAGER) is expected
 
 
 def test_public_drops_managed_fields_only():
