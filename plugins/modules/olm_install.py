@@ -204,7 +204,7 @@ namespaces:
   type: list
   elements: str
   sample: [olm, operators]
-skipped:
+left_out:
   description: Objects of the manifests left out (the default CatalogSource when O(catalog_source=false)).
   returned: unless RV(openshift=true)
   type: list

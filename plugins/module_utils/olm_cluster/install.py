@@ -204,7 +204,7 @@ def install(module, opener=open_url):
         "source": dict(sources),
         "crds": [mf.object_ref(c).name for c in plan.crds],
         "namespaces": list(plan.namespaces),
-        "skipped": [mf.ref_text(mf.object_ref(o)) for o in plan.skipped],
+        "left_out": [mf.ref_text(mf.object_ref(o)) for o in plan.skipped],
     }
     # Warned at once (not returned in the result): they must reach the user on failures too.
     for warning in plan.warnings:

@@ -83,7 +83,7 @@ def test_real_manifests_check_mode_every_object_accepted_by_the_api_server(run_m
     assert result["openshift"] is False and result["previous_install"] == "foreign"
     assert result["changed"] is True
     assert result["crds"] == crd_names
-    assert result["skipped"] == ["CatalogSource olm/operatorhubio-catalog"]
+    assert result["left_out"] == ["CatalogSource olm/operatorhubio-catalog"]
     # every object went through the API server's validation and admission with dryRun=All
     assert len(result["objects"]) == len(crd_names) + 12
     assert all(o["validated"] for o in result["objects"]), [o for o in result["objects"] if not o["validated"]]
@@ -272,7 +272,7 @@ def test_install_waits_is_idempotent_downloads_and_repairs(run_module, kubeconfi
     assert got[f"Namespace {ns}"] == ("created", True) and got[f"Namespace {ops}"] == ("created", True)
     assert got[f"Deployment {ns}/olm-operator"] == ("created", False)
     assert got["Widget cluster"] == ("created", False)
-    assert predicted["skipped"] == [f"CatalogSource {ns}/default-catalog"]
+    assert predicted["left_out"] == [f"CatalogSource {ns}/default-catalog"]
     assert read(apis["ext"].read_custom_resource_definition, crd) is None and read(apis["core"].read_namespace, ns) is None
 
     # the real run: CRD Established before the Widget, Namespaces before the ServiceAccount, Deployments rolled out,
@@ -300,7 +300,7 @@ def test_install_waits_is_idempotent_downloads_and_repairs(run_module, kubeconfi
 
     # the default catalog is added when asked for
     with_catalog = install(run_module, kubeconfig, manifests_dir=mini["dir"])
-    assert with_catalog["created"] == [f"CatalogSource {ns}/default-catalog"] and with_catalog["skipped"] == []
+    assert with_catalog["created"] == [f"CatalogSource {ns}/default-catalog"] and with_catalog["left_out"] == []
 
     # a deleted Deployment is put back
     apis["apps"].delete_namespaced_deployment("catalog-operator", ns)
