@@ -203,10 +203,13 @@ smoke: collection-link ## Testbed smoke/integration tests (tests/integration)
 # directory without molecule's "migrate to extensions/molecule" warning.
 MOLECULE_SCENARIOS ?= cluster_setup olm_operator
 .PHONY: molecule
+# A testbed this target starts is stopped again at the end (as the pytest session fixture does), failure or not.
 molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
 	$(MAKE) testbed-build
-	$(MAKE) testbed-up
-	@vars="$$($(TESTBED) ansible-vars)"; \
+	@if $(TESTBED) status >/dev/null 2>&1; then started=0; else started=1; fi; \
+	if [ $$started = 1 ]; then trap '$(TESTBED) down' EXIT; fi; \
+	$(TESTBED) up >/dev/null; \
+	vars="$$($(TESTBED) ansible-vars)"; \
 	for s in $(MOLECULE_SCENARIOS); do \
 		echo ">>> molecule test -s $$s"; start=$$(date +%s); \
 		KUBEFORGE_TESTBED_VARS="$$vars" MOLECULE_GLOB='molecule/*/molecule.yml' $(VENV)/bin/molecule test -s "$$s"; \

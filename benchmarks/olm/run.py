@@ -997,7 +997,7 @@ def markdown(results):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     ap.add_argument("--only", default="noop,latency,install", help="comma-separated: noop, latency, install (default: all)")
     ap.add_argument("--noop-runs", type=int, default=9, help="alternating runs per side in the no-op benchmark (default 9)")
     ap.add_argument("--latency-runs", type=int, default=5, help="installs in the latency benchmark (default 5)")

@@ -37,6 +37,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     csv_succeeded,
     csv_version,
     first_problem,
+    name_of,
     notices,
     spec,
     status,
@@ -141,15 +142,14 @@ def subscription_changes(existing, wanted):
     return patch
 
 
-def reached(desired, subscription, installed_csv):
-    """True when the installed CSV is what ``desired`` asks for and has succeeded."""
-    if installed_csv is None or not csv_succeeded(installed_csv):
+def reached(desired, subscription, csv):
+    """True when ``csv`` (the installed or the current CSV) is what ``desired`` asks for and has succeeded."""
+    if csv is None or not csv_succeeded(csv):
         return False
     if desired.version:
-        return same_version(csv_version(installed_csv), desired.version)
-    st = status(subscription)
+        return same_version(csv_version(csv), desired.version)
     if desired.approval == AUTOMATIC:
-        return st.get("currentCSV") == st.get("installedCSV")
+        return name_of(csv) == status(subscription).get("currentCSV")
     return True
 
 
@@ -167,11 +167,13 @@ def next_step(desired, observed):
     st = status(sub)
     installed_name, current_name = st.get("installedCSV"), st.get("currentCSV")
     installed = observed.csvs.get(installed_name) if installed_name else None
-    if reached(desired, sub, installed):
-        unfinished = _unfinished_plan_csvs(observed, (st.get("installPlanRef") or {}).get("name"), installed_name)
-        if not unfinished:
-            return Action(DONE, f"{installed_name} is Succeeded")
-        return Action(WAIT, f"{installed_name} is Succeeded; waiting for {', '.join(unfinished)} of the same InstallPlan")
+    # The current CSV counts as soon as it succeeds: OLM may name it installedCSV seconds later.
+    for name in (current_name, installed_name):
+        if name and reached(desired, sub, observed.csvs.get(name)):
+            unfinished = _unfinished_plan_csvs(observed, (st.get("installPlanRef") or {}).get("name"), name)
+            if not unfinished:
+                return Action(DONE, f"{name} is Succeeded", target=name)
+            return Action(WAIT, f"{name} is Succeeded; waiting for {', '.join(unfinished)} of the same InstallPlan")
     if desired.version and installed is not None and csv_succeeded(installed) and version_after(csv_version(installed), desired.version):
         return Action(
             FAIL,
@@ -199,7 +201,7 @@ def next_step(desired, observed):
             return Action(FAIL, f"InstallPlan {plan_name} failed ({problem.reason}): {problem.message}", problem.reason)
         if ipl.requires_approval(plan):
             if installed is not None and not desired.version and csv_succeeded(installed):
-                return Action(DONE, f"{installed_name} is Succeeded; InstallPlan {plan_name} waits for approval")
+                return Action(DONE, f"{installed_name} is Succeeded; InstallPlan {plan_name} waits for approval", target=installed_name)
             return _approval(desired, plan_name, plan, current_name)
     return Action(WAIT, waiting_for(desired, observed))
 

@@ -129,7 +129,7 @@ def parse_time(value):
     if not value:
         return None
     try:
-        return calendar.timegm(time.strptime(str(value).split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S"))
+        return calendar.timegm(time.strptime(str(value).split(".", maxsplit=1)[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S"))
     except ValueError:
         return None
 
@@ -141,6 +141,7 @@ def csv_failure_is_retried(csv, now):
         return False
     since = parse_time(st.get("lastTransitionTime"))
     return now is None or since is None or now - since < CSV_RETRY_GRACE_SECONDS
+
 
 # Pending reasons that mean "blocked until something else changes": reported if the wait times out.
 CSV_BLOCKED_REASONS = frozenset(("RequirementsNotMet", "OperatorConditionNotUpgradeable"))

@@ -168,7 +168,7 @@ def retarget_operator_group(cluster, namespace, group_name, action, observed):
 def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progress=None, created_group=None):
     """Watch until ``desired`` is installed, approving the InstallPlans ``next_step`` allows.
 
-    Returns ``(observed, approved plan names)``; raises ``OperatorError`` with OLM's reason, or
+    Returns ``(observed, name of the CSV that is done, approved plan names)``; raises ``OperatorError`` with OLM's reason, or
     ``ResourceTimeoutError`` with the partial state.
     """
     ns = desired.namespace
@@ -190,7 +190,7 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         if progress is not None:
             progress(action)
         if action.kind == olm.DONE:
-            return observed
+            return observed, action.target
         if action.kind == olm.FAIL and created_group and action.reason == "UnsupportedOperatorGroup":
             if "retargeted" not in state and retarget_operator_group(cluster, ns, created_group, action, observed):
                 state["retargeted"] = time.monotonic()
@@ -213,13 +213,13 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         return result
 
     try:
-        observed = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS)
+        observed, done_csv = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS)
     except ResourceTimeoutError as exc:
         waiting = (exc.result or {}).get("waiting_for")
         exc.msg = f"Timed out after {timeout}s waiting for the operator {desired.package} in {ns}: {waiting}"
         exc.args = (exc.msg,)
         raise
-    return observed, approved
+    return observed, done_csv, approved
 
 
 def install(cluster, params, check_mode, wait, timeout):
@@ -295,9 +295,9 @@ def install(cluster, params, check_mode, wait, timeout):
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
     retargetable = created.get("operator_group") if params.get("target_namespaces") is None else None
-    observed, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable)
+    observed, done_csv, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable)
     sub = observed.subscription
-    installed = observed.csvs.get(status(sub).get("installedCSV"))
+    installed = observed.csvs.get(done_csv)
     return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed, warnings=warnings)
 
 
@@ -307,7 +307,7 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
         "changed": changed,
         "subscription": sub,
         "csv": csv,
-        "installed_csv": st.get("installedCSV"),
+        "installed_csv": name_of(csv) if csv else st.get("installedCSV"),
         "current_csv": st.get("currentCSV"),
         "version": csv_version(csv) if csv else None,
         "phase": status(csv).get("phase") if csv else None,

@@ -105,7 +105,7 @@ def test_uninstall_leaves_nothing_it_created(run_module, kubeconfig, catalog_ns,
     ok(removed)
     assert removed["removed"] == {"subscription": "kube-demo", "csv": "kube-demo.v0.0.1", "operator_group": ns}
     assert names(custom, ns, "subscriptions") == []
-    assert [c for c in names(custom, ns, "clusterserviceversions")] == []
+    assert names(custom, ns, "clusterserviceversions") == []
     assert names(custom, ns, "operatorgroups", "v1") == []
     # InstallPlans (non-blocking owner refs to the Subscription) and the operator's Deployment go with the GC.
     apps = client.AppsV1Api(api)

@@ -92,6 +92,18 @@ ADDON = "kube-demo-addon.v0.1.0"
 OTHER = "other.v1.0.0"
 
 NEXT_STEP_CASES = [
+    (
+        "the current csv counts before OLM names it installed",
+        MANUAL_V2,
+        observed(
+            sub(installed=V1, current=V2, plan="ip-2"),
+            plans=[plan("ip-2", [V2], phase="Complete", approved=True)],
+            csvs=[csv(V1, "0.0.1", "Replacing"), csv(V2, "0.0.2")],
+        ),
+        olm.DONE,
+        None,
+        V2,
+    ),
     # (id, desired, observed, expected kind, expected reason or target, text in message)
     ("no subscription yet", MANUAL_V1, observed(None), olm.WAIT, None, "to appear"),
     (
@@ -330,6 +342,8 @@ NEXT_STEP_CASES = [
 def test_next_step(desired, seen, kind, reason_or_target, text):
     action = olm.next_step(desired, seen)
     assert action.kind == kind, action
+    if kind == olm.DONE:
+        assert action.target in seen.csvs
     if kind == olm.APPROVE:
         assert action.target == reason_or_target
     elif reason_or_target is not None:
