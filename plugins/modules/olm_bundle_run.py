@@ -11,7 +11,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: olm_bundle_run
 short_description: Run an operator bundle directory through OLM v0, upgrade it, clean it up (operator-sdk run bundle)
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
 description:

@@ -16,8 +16,9 @@ author:
   - kubeforge maintainers (@kubeforge)
 description:
   - Manages a C(CatalogSource) (C(operators.coreos.com/v1alpha1)) of Operator Lifecycle Manager v0 with server-side
-    apply (field manager C(kubeforge), conflicts forced), so a second run with the same options reports
-    C(changed=false) and fields the module no longer sets are removed.
+    apply (field manager C(kubeforge)), so a second run with the same options reports C(changed=false) and fields
+    the module no longer sets are removed. Fields another field manager owns are not taken over unless
+    O(force_conflicts=true).
   - The catalog is always C(sourceType=grpc), served either by an existing registry server at O(address) or by a
     registry pod that OLM runs from O(image).
   - With O(wait=true) the module watches the CatalogSource until OLM's catalog operator reports
@@ -94,6 +95,16 @@ options:
         same package.
     type: int
     version_added: 0.1.0
+  force_conflicts:
+    description:
+      - What happens when another field manager (for example OpenShift's marketplace operator, which manages the
+        default CatalogSources, or a C(kubectl apply)) owns a field the module sets, with a different value.
+      - With V(false) the module fails with the API server's conflict message (HTTP 409), which names the fields and
+        the managers that own them; nothing is changed.
+      - With V(true) the module's values win and the fields become the module's; the other manager may set them back.
+    type: bool
+    default: false
+    version_added: 0.1.0
 notes:
   - Check mode sends the request with server-side dry run, so C(changed) and RV(catalog_source) show what the API
     server would store; nothing is created, changed or waited for.
@@ -149,6 +160,14 @@ EXAMPLES = r"""
         node-role.kubernetes.io/infra: ""
     wait: true
     wait_timeout: 600
+
+- name: Take over the display name of a catalog another tool manages (without force_conflicts the module fails)
+  kubeforge.operators.olm_catalog_source:
+    name: shared-catalog
+    namespace: olm
+    address: registry.example.com:50051
+    display_name: Shared catalog
+    force_conflicts: true
 
 - name: Remove the catalog
   kubeforge.operators.olm_catalog_source:
@@ -220,6 +239,7 @@ def argspec():
         update_interval=dict(type="str"),
         grpc_pod_config=dict(type="dict"),
         priority=dict(type="int"),
+        force_conflicts=dict(type="bool", default=False),
     )
 
 

@@ -11,7 +11,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: olm_operator
 short_description: Install, upgrade or remove an operator through OLM v0, failing early with OLM's own reason
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
 description:

@@ -11,7 +11,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: olm_operator_info
 short_description: State of operators installed through OLM v0, with the versions their catalog offers
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
 description:
@@ -294,7 +294,8 @@ operator:
           type: str
           sample: kube-demo test catalog
         provider:
-          description: The operator's provider, from the default channel's head CSV.
+          description: The operator's provider, the PackageManifest's C(status.provider.name) (which packageserver
+            copies from a channel head's CSV, the default channel's when the package has one).
           type: str
           sample: kubeforge
         channels:

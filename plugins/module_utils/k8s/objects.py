@@ -57,6 +57,17 @@ def normalize(obj):
     return out
 
 
+def public(obj):
+    """The object as returned to the user: no ``managedFields`` (bookkeeping, often larger than the object)."""
+    if not obj:
+        return obj
+    out = dict(obj)
+    metadata = dict(out.get("metadata") or {})
+    metadata.pop("managedFields", None)
+    out["metadata"] = metadata
+    return out
+
+
 def objects_differ(before, after):
     """True if the two objects differ in anything but volatile metadata (pure)."""
     return normalize(before) != normalize(after)

@@ -5,10 +5,10 @@
 
 ``observe(client, sources, on_change, timeout)`` lists and then watches each source (a kind in a namespace,
 optionally one name or a label selector) in its own thread, keeps a snapshot ``{source key: {name: object}}``, and
-calls ``on_change(snapshot)`` once every source has been listed and again after each batch of events. The first
-value other than None that ``on_change`` returns ends the wait and is returned. Like ``watch_until``: a 410 Gone
-or a closed stream re-lists that source, and a monotonic deadline bounds everything (``ResourceTimeoutError``
-carrying ``on_timeout(snapshot)`` as partial results).
+calls ``on_change(snapshot)`` once every source has been listed (an optional source that may not be listed maps to
+None) and again after each batch of events. The first value other than None that ``on_change`` returns ends the
+wait and is returned. Like ``watch_until``: a 410 Gone or a closed stream re-lists that source, and a monotonic
+deadline bounds everything (``ResourceTimeoutError`` carrying ``on_timeout(snapshot)`` as partial results).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,14 +32,25 @@ except ImportError:
     # Handled in module setup (AnsibleK8SModule requires kubernetes)
     _k8s_watch = None
 
-Source = namedtuple("Source", ["key", "api_version", "kind", "namespace", "name", "label_selector"])
-Source.__new__.__defaults__ = (None, None, None)
+# optional: a source the caller can do without: when listing it is forbidden (403), it stays empty and a note says so.
+Source = namedtuple("Source", ["key", "api_version", "kind", "namespace", "name", "label_selector", "optional"])
+Source.__new__.__defaults__ = (None, None, None, False)
 
 # Server-side length of one watch request; a source re-lists after it (and after 410 Gone).
 WATCH_SECONDS = 300
 
 _LISTED = "LISTED"
 _FAILED = "FAILED"
+_DROPPED = "DROPPED"
+
+HTTP_FORBIDDEN = 403
+HTTP_TOO_MANY_REQUESTS = 429
+# Connection resets, 5xx and 429 are retried (re-list) this many times in a row, with growing pauses.
+TRANSIENT_RETRIES = 5
+
+
+def _transient(status):
+    return status is None or status >= 500 or status == HTTP_TOO_MANY_REQUESTS
 
 
 def _name(obj):
@@ -58,6 +69,7 @@ def _selectors(source):
 def _follow(resource, source, events, stop):
     """Thread body: list, then watch, forever (until ``stop``), pushing ``(kind, key, payload)`` to ``events``."""
     params = _selectors(source)
+    failures = 0
     while not stop.is_set():
         watcher = _k8s_watch.Watch()
         stream = None
@@ -65,6 +77,7 @@ def _follow(resource, source, events, stop):
             listing = to_dict(resource.get(namespace=source.namespace, **params))
             items = {_name(item): item for item in listing.get("items") or []}
             events.put((_LISTED, source.key, items))
+            failures = 0
             version = (listing.get("metadata") or {}).get("resourceVersion")
             stream = resource.watch(namespace=source.namespace, resource_version=version, timeout=WATCH_SECONDS, watcher=watcher, **params)
             for event in stream:
@@ -82,7 +95,15 @@ def _follow(resource, source, events, stop):
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
                     events.put((kind, source.key, raw))
         except Exception as exc:  # reported to the waiting thread, which raises it
-            if api_error_status(exc) == HTTP_GONE:
+            status = api_error_status(exc)
+            if status == HTTP_GONE:
+                continue
+            if source.optional and status == HTTP_FORBIDDEN:
+                events.put((_DROPPED, source.key, f"not watching {source.kind} in {source.namespace}: {api_error_message(exc)}"))
+                return
+            if _transient(status) and failures < TRANSIENT_RETRIES and not isinstance(exc, K8sError):
+                failures += 1
+                stop.wait(min(5.0, 0.5 * 2 ** (failures - 1)))
                 continue
             if not stop.is_set():
                 events.put((_FAILED, source.key, exc))
@@ -94,8 +115,13 @@ def _follow(resource, source, events, stop):
                 close()
 
 
-def _apply(snapshot, listed, item):
+def _apply(snapshot, listed, item, notes):
     kind, key, payload = item
+    if kind == _DROPPED:
+        snapshot[key] = None  # unknown, as opposed to {} (listed, nothing there)
+        listed.add(key)
+        notes.append(payload)
+        return
     if kind == _FAILED:
         exc = payload
         if isinstance(exc, K8sError):
@@ -110,20 +136,22 @@ def _apply(snapshot, listed, item):
         snapshot[key][_name(payload)] = payload
 
 
-def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, clock=time.monotonic):
+def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, notes=None, clock=time.monotonic):
     """Watch ``sources`` until ``on_change(snapshot)`` returns something other than None; return it.
 
     ``sources`` is a list of ``Source``; ``snapshot`` maps each ``Source.key`` to ``{name: object}``.
     ``on_change`` may act on the cluster (approve, patch); its own changes arrive as further events.
     With ``tick`` (seconds), ``on_change`` is also called when nothing happened for that long (for decisions that
-    depend on time; no request is made). Raises ``ResourceTimeoutError`` after ``timeout`` seconds, with
-    ``on_timeout(snapshot)`` (a dict) as result.
+    depend on time; no request is made). Messages about optional sources that could not be watched are appended
+    to ``notes`` (a list). Connection errors, 5xx and 429 re-list the source a few times before they count.
+    Raises ``ResourceTimeoutError`` after ``timeout`` seconds, with ``on_timeout(snapshot)`` (a dict) as result.
     """
     resources = {source.key: find_resource(client, source.kind, source.api_version) for source in sources}
     events = queue.Queue()
     stop = threading.Event()
     snapshot = {source.key: {} for source in sources}
     listed = set()
+    notes = notes if notes is not None else []
     start = clock()
     deadline = start + max(0, timeout)
     for source in sources:
@@ -140,10 +168,10 @@ def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, clo
             except queue.Empty:
                 item = None
             if item is not None:
-                _apply(snapshot, listed, item)
+                _apply(snapshot, listed, item, notes)
             while True:  # drain what arrived meanwhile: decide on the newest state only
                 try:
-                    _apply(snapshot, listed, events.get_nowait())
+                    _apply(snapshot, listed, events.get_nowait(), notes)
                 except queue.Empty:
                     break
             if len(listed) == len(sources):

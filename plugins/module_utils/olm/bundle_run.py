@@ -213,19 +213,6 @@ def new_catalog(blobs, channel):
     return cfg
 
 
-def catalog_for_bundle_dirs(paths, channel=None):
-    """The FBC ``olm_bundle_run`` serves for these bundle directories (oldest first), as a DeclarativeConfig.
-
-    One bundle is a first install (``run bundle``); more are the catalog after upgrades (``run bundle-upgrade``),
-    each bundle replacing the previous one. The channel defaults to the last bundle's (see ``read_bundle``).
-    """
-    bundles = [read_bundle(path) for path in paths]
-    packages = sorted({b.package for b in bundles})
-    if len(packages) != 1:
-        raise BundleRunError(f"the bundles belong to {len(packages)} packages ({', '.join(packages)}); a run serves one")
-    return new_catalog([b.blob for b in bundles], channel or bundles[-1].channel)
-
-
 def plan_catalog(existing, bundle, kind, installed_name=None):
     """The catalog to serve for ``bundle`` (``kind`` from ``relation``): a fresh one for a first install, else
     ``existing`` (what is served now, or None) with the bundle added, replacing the installed CSV on an upgrade."""

@@ -17,6 +17,7 @@ Rules (olm.md sections 1 and 2):
 * Copied CSVs (label ``olm.copiedFrom``) are not installations and are ignored.
 * An InstallPlan belongs to a Subscription through its owner references (one plan may serve several
   Subscriptions of the namespace); it is pending until it is ``Complete`` or ``Failed``.
+* PackageManifest channels come in catalog order and are reported sorted by name, so the output is stable.
 * PackageManifest channel entries come in catalog order, not upgrade order: versions are sorted with blang/semver,
   like OLM's own version comparisons. Entries whose version does not parse are kept, after the others, and never
   counted as upgrades.
@@ -225,7 +226,11 @@ def _unique(items):
 
 
 def catalog_summary(manifest):
-    """Channels (with versions in upgrade order), default channel and catalog of a PackageManifest; None for none."""
+    """Channels (by name, with versions in upgrade order), default channel and catalog of a PackageManifest.
+
+    None for no PackageManifest. ``provider`` is the manifest's ``status.provider.name`` (packageserver copies it
+    from a channel head's CSV, the default channel's when it has one).
+    """
     if manifest is None:
         return None
     pm_status = status(manifest)
@@ -251,7 +256,7 @@ def catalog_summary(manifest):
         "catalog_source_namespace": cat_namespace,
         "catalog_source_display_name": pm_status.get("catalogSourceDisplayName") or None,
         "provider": (pm_status.get("provider") or {}).get("name"),
-        "channels": channels,
+        "channels": sorted(channels, key=lambda chan: chan["name"] or ""),
     }
 
 

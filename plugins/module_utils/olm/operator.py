@@ -52,8 +52,10 @@ APPROVE = "approve"
 DONE = "done"
 FAIL = "fail"
 
-Desired = namedtuple("Desired", ["package", "namespace", "subscription", "version", "approval", "approve_dependencies"])
-Desired.__new__.__defaults__ = (None, AUTOMATIC, True)
+# versions: {CSV name: version} of the subscribed channel from the catalog (PackageManifest entries), used when an
+# InstallPlan does not carry the CSV manifest (bundles unpacked from images reference a ConfigMap instead).
+Desired = namedtuple("Desired", ["package", "namespace", "subscription", "version", "approval", "approve_dependencies", "versions"])
+Desired.__new__.__defaults__ = (None, AUTOMATIC, True, None)
 
 # subscription: dict or None; installplans / csvs: {name: obj}; replicasets / pods: lists; catalog_problem: a
 # message when the CatalogSource is known to be unhealthy (None otherwise).
@@ -81,6 +83,17 @@ def version_after(a, b):
         return False
 
 
+def conventional_csv_name(package, version):
+    """``<package>.v<version>``: the CSV name operator-sdk generates, used when the catalog cannot be asked."""
+    return f"{package}.v{str(version).lstrip('v')}"
+
+
+def channel_versions(manifest, channel):
+    """``{CSV name: version}`` of a PackageManifest channel's entries (empty when unknown)."""
+    entry = channel_of(manifest, channel) if manifest else None
+    return {item.get("name"): item.get("version") for item in (entry or {}).get("entries") or [] if item.get("name")}
+
+
 def channel_of(manifest, channel):
     """The named channel (or the default one) of a PackageManifest, or None."""
     wanted = channel or status(manifest).get("defaultChannel")
@@ -102,7 +115,7 @@ def csv_for_version(manifest, channel, package, version):
     if entry is not None and entry.get("entries"):
         versions = ", ".join(str(item.get("version")) for item in entry["entries"])
         raise ValueError(f"version {version} is not in channel {entry.get('name')} of package {package} (versions: {versions})")
-    return f"{package}.v{str(version).lstrip('v')}"
+    return conventional_csv_name(package, version)
 
 
 def install_modes_of(manifest, channel):
@@ -111,6 +124,17 @@ def install_modes_of(manifest, channel):
     if entry is None:
         return None
     return (entry.get("currentCSVDesc") or {}).get("installModes")
+
+
+def plans_of_subscription_only(plans, subscription):
+    """InstallPlans whose only owner is ``subscription`` (OLM's non-blocking owner references): removed with it."""
+    uid = (subscription.get("metadata") or {}).get("uid")
+    owned = []
+    for plan in plans:
+        owners = (plan.get("metadata") or {}).get("ownerReferences") or []
+        if owners and all(ref.get("kind") == "Subscription" and ref.get("uid") == uid for ref in owners):
+            owned.append(plan)
+    return owned
 
 
 def subscription_spec(desired_fields):
@@ -156,24 +180,28 @@ def reached(desired, subscription, csv):
 def next_step(desired, observed):
     """The next ``Action`` for ``desired`` given ``observed`` (pure)."""
     sub = observed.subscription
-    if observed.catalog_problem:
-        return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
     if sub is None:
+        if observed.catalog_problem:
+            return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
         return Action(WAIT, f"Subscription {desired.subscription} to appear")
-    problem = first_problem(SUBSCRIPTION_FAILURES, sub)
-    if problem:
-        return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}", problem.reason)
 
     st = status(sub)
     installed_name, current_name = st.get("installedCSV"), st.get("currentCSV")
     installed = observed.csvs.get(installed_name) if installed_name else None
-    # The current CSV counts as soon as it succeeds: OLM may name it installedCSV seconds later.
+    # Done comes first: a stale condition or a catalog hiccup does not undo a Succeeded install. The current CSV
+    # counts as soon as it succeeds: OLM may name it installedCSV seconds later.
     for name in (current_name, installed_name):
         if name and reached(desired, sub, observed.csvs.get(name)):
             unfinished = _unfinished_plan_csvs(observed, (st.get("installPlanRef") or {}).get("name"), name)
             if not unfinished:
                 return Action(DONE, f"{name} is Succeeded", target=name)
-            return Action(WAIT, f"{name} is Succeeded; waiting for {', '.join(unfinished)} of the same InstallPlan")
+            return Action(WAIT, f"{name} is Succeeded; waiting for {', '.join(unfinished)}")
+
+    if observed.catalog_problem:
+        return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
+    problem = first_problem(SUBSCRIPTION_FAILURES, sub)
+    if problem:
+        return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}", problem.reason)
     if desired.version and installed is not None and csv_succeeded(installed) and version_after(csv_version(installed), desired.version):
         return Action(
             FAIL,
@@ -189,9 +217,7 @@ def next_step(desired, observed):
         if not csv_succeeded(current):
             problem = workload_problem(current, observed.replicasets, observed.pods)
             if problem:
-                return Action(
-                    FAIL, f"{_csv_progress(current_name, current)}; {problem.message}", problem.reason or problem.name
-                )
+                return Action(FAIL, f"{_csv_progress(current_name, current)}; {problem.message}", problem.reason or problem.name)
 
     plan_name = (st.get("installPlanRef") or {}).get("name")
     plan = observed.installplans.get(plan_name) if plan_name else None
@@ -207,13 +233,18 @@ def next_step(desired, observed):
 
 
 def _unfinished_plan_csvs(observed, plan_name, own_csv):
-    """CSVs installed together with ours (dependencies) by an approved plan that have not succeeded yet.
+    """What of an approved plan is not finished: the plan itself, or CSVs installed together with ours
+    (dependencies) that have not succeeded yet.
 
     OLM checks only that required APIs exist, so our CSV can succeed before a dependency's own CSV does.
     """
     plan = observed.installplans.get(plan_name) if plan_name else None
     if plan is None or not spec(plan).get("approved"):
         return []
+    phase = status(plan).get("phase")
+    if phase not in ("Complete", "Failed"):
+        # OLM still executes the plan (and would re-create what an immediate uninstall deletes).
+        return [f"InstallPlan {plan_name} ({phase or 'no phase'})"]
     pending = []
     for name in ipl.plan_csvs(plan):
         csv = observed.csvs.get(name)
@@ -247,9 +278,16 @@ def _approval(desired, plan_name, plan, own_csv):
             "DependenciesNotApproved",
         )
     if desired.version:
-        version = ipl.plan_csv_versions(plan).get(own_csv)
+        version = ipl.plan_csv_versions(plan).get(own_csv) or (desired.versions or {}).get(own_csv)
+        if version is None and own_csv == conventional_csv_name(desired.package, desired.version):
+            version = desired.version
         if version is None:
-            return Action(WAIT, f"InstallPlan {plan_name} to list the version of {own_csv}")
+            return Action(
+                FAIL,
+                f"cannot tell the version of {own_csv} in InstallPlan {plan_name}: the plan does not carry its manifest and "
+                "the catalog's PackageManifest does not list it; not approved",
+                "UnknownVersion",
+            )
         if version_after(version, desired.version):
             return Action(
                 FAIL,

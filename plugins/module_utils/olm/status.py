@@ -24,9 +24,7 @@ Problem = namedtuple("Problem", ["name", "reason", "message"])
 COPIED_LABEL = "olm.copiedFrom"
 
 # Container waiting reasons that will not resolve by themselves within an install.
-STUCK_CONTAINER_REASONS = frozenset(
-    ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError")
-)
+STUCK_CONTAINER_REASONS = frozenset(("CrashLoopBackOff", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError"))
 
 
 def status(obj):
@@ -186,10 +184,18 @@ def _replicaset_failure(rs):
 REPLICASET_FAILURES = (("ReplicaFailure", lambda rs: condition_true(rs, "ReplicaFailure"), _replicaset_failure),)
 
 
+# Operators often crash once or twice at start (waiting for certificates or CRDs): a crash loop counts from this
+# many restarts on.
+CRASH_LOOP_MIN_RESTARTS = 3
+
+
 def _stuck_container(pod):
     for container in status(pod).get("containerStatuses") or []:
         waiting = (container.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in STUCK_CONTAINER_REASONS:
+        reason = waiting.get("reason")
+        if reason == "CrashLoopBackOff" and (container.get("restartCount") or 0) < CRASH_LOOP_MIN_RESTARTS:
+            continue
+        if reason in STUCK_CONTAINER_REASONS:
             return container, waiting
     return None, None
 

@@ -20,19 +20,19 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
-    apply_object,
     create_object,
     delete_object,
     normalize,
     patch_object,
+    public,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent as is_absent
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec, status
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import FIELD_MANAGER, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import (
     V1ALPHA1,
     Cluster,
@@ -40,6 +40,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.op
     ensure_operator_group,
     ensure_subscription,
     install,
+    installed_csv,
     uninstall,
 )
 
@@ -134,11 +135,6 @@ def wait_registry_pod(cluster, namespace, name, timeout):
     return pod
 
 
-def _apply_source(cluster, definition):
-    resource = cluster.resource("CatalogSource", V1ALPHA1)
-    return apply_object(cluster.client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=True)
-
-
 def serve_address(cluster, params, bundle, catalog, source, ns_exists, check_mode):
     """Point the CatalogSource at ``catalog_address`` (an existing gRPC server that serves the bundle)."""
     ns = params["namespace"]
@@ -150,7 +146,8 @@ def serve_address(cluster, params, bundle, catalog, source, ns_exists, check_mod
         if check_mode:
             return dict(served, changed=True, before=None, after=definition, created={"catalog_source": catalog})
         ensure_namespace(cluster, ns)
-    changed, before, after = _apply_source(cluster, definition)
+    # the catalog is ours: force_conflicts takes back any field someone else changed
+    changed, before, after = catalog_source.apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
     if source is None:
         served["created"]["catalog_source"] = catalog
     if ns_exists:  # registry objects of an earlier serve=pod run
@@ -198,7 +195,8 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
         address = core.pod_address(pod_result.after) if ready else spec(source).get("address")
     else:
         address = core.pod_address(wait_registry_pod(cluster, ns, pod_name, deadline - time.monotonic()))
-    changed, before, after = _apply_source(cluster, core.catalog_source(catalog, ns, bundle.package, address, annotations))
+    definition = core.catalog_source(catalog, ns, bundle.package, address, annotations)
+    changed, before, after = catalog_source.apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
     if source is None:
         served["created"]["catalog_source"] = catalog
     if not check_mode:  # the CatalogSource owns its registry (for the garbage collector), also what a new one made
@@ -267,8 +265,8 @@ def present(module):
             f"(Subscription {name_of(sub)}), not from this module's {catalog}; remove that installation first",
             result={"reason": "InstalledFromAnotherCatalog"},
         )
-    installed_name = status(sub).get("installedCSV") if sub else None
-    installed = cluster.get("ClusterServiceVersion", installed_name, ns) if installed_name else None
+    installed = installed_csv(cluster, sub) if sub else None
+    installed_name = name_of(installed) if installed else None
     kind = core.relation(csv_version(installed) if installed else None, bundle)
 
     if serve == SERVE_ADDRESS:

@@ -14,7 +14,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, normalize
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, normalize, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
     API_VERSION,
@@ -32,21 +32,15 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_so
 FIELD_MANAGER = "kubeforge"
 
 
-def apply(client, resource, definition):
-    """Server-side apply ``definition`` as ``FIELD_MANAGER`` (conflicts forced): ``(changed, before, after)``."""
-    result = apply_object(client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=True)
+def apply(client, resource, definition, force_conflicts=False):
+    """Server-side apply ``definition`` as ``FIELD_MANAGER``: ``(changed, before, after)``.
+
+    Without ``force_conflicts`` a field another manager owns with a different value makes the API server refuse the
+    request (``K8sError`` with status 409, its message naming the managers); with it our values win and the fields
+    become ours.
+    """
+    result = apply_object(client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=force_conflicts)
     return result.changed, result.before, result.after
-
-
-def public(obj):
-    """The object as returned to the user: no ``managedFields`` (bookkeeping, often larger than the object)."""
-    if not obj:
-        return obj
-    out = dict(obj)
-    metadata = dict(out.get("metadata") or {})
-    metadata.pop("managedFields", None)
-    out["metadata"] = metadata
-    return out
 
 
 def _diff(before, after):
@@ -72,7 +66,16 @@ def present(module):
         priority=p.get("priority"),
     )
     resource = module.resource(KIND, API_VERSION)
-    changed, before, after = apply(module.client, resource, definition)
+    try:
+        changed, before, after = apply(module.client, resource, definition, force_conflicts=bool(p.get("force_conflicts")))
+    except K8sError as exc:
+        if exc.status != 409:
+            raise
+        raise K8sError(
+            f"{exc.msg}. Another field manager owns these fields of CatalogSource {_ref(p)}; leave them to it, or set force_conflicts=true to take them over",
+            result=exc.result,
+            status=exc.status,
+        ) from None
     dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
     if dropped:
         raise K8sError(

@@ -146,7 +146,7 @@ class _Run:
     def apply(self, obj, resource):
         ref = mf.object_ref(obj)
         try:
-            changed, before, after = apply(self.client, resource, obj)
+            changed, before, after = apply(self.client, resource, obj, force_conflicts=True)
         except K8sError as exc:
             exc.result.update(self.partial())
             raise

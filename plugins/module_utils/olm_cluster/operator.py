@@ -22,7 +22,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
     create_object,
     delete_object,
     get_object,
+    normalize,
     patch_object,
+    public,
     to_dict,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
@@ -30,7 +32,16 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch impo
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_verdict
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, is_copied_csv, name_of, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.info import csv_summary
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
+    csv_succeeded,
+    csv_version,
+    is_copied_csv,
+    metadata,
+    name_of,
+    spec,
+    status,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import CatalogReader
 
 V1ALPHA1 = "operators.coreos.com/v1alpha1"
@@ -74,6 +85,19 @@ class Cluster:
 # --------------------------------------------------------------------------------------------------- install
 
 
+def installed_csv(cluster, sub):
+    """The Subscription's installed CSV: its current CSV once that is Succeeded (OLM names it installedCSV up to
+    seconds later), else its installedCSV; None when neither exists."""
+    st = status(sub)
+    current = cluster.get("ClusterServiceVersion", st["currentCSV"], metadata(sub).get("namespace")) if st.get("currentCSV") else None
+    if current is not None and csv_succeeded(current):
+        return current
+    name = st.get("installedCSV")
+    if not name or name == st.get("currentCSV"):
+        return current if name else None
+    return cluster.get("ClusterServiceVersion", name, metadata(sub).get("namespace"))
+
+
 def ensure_namespace(cluster, namespace):
     """Create the namespace when it is missing; returns True if created (or would be, in check mode)."""
     result = create_object(cluster.client, cluster.resource("Namespace", "v1"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
@@ -86,8 +110,7 @@ def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, 
     if len(groups) > 1:
         names = ", ".join(sorted(name_of(g) for g in groups))
         raise OperatorError(
-            f"namespace {namespace} has {len(groups)} OperatorGroups ({names}); OLM installs nothing there "
-            "(TooManyOperatorGroups). Remove all but one",
+            f"namespace {namespace} has {len(groups)} OperatorGroups ({names}); OLM installs nothing there (TooManyOperatorGroups). Remove all but one",
             result={"reason": "TooManyOperatorGroups"},
         )
     if groups:
@@ -137,7 +160,9 @@ def observed_from(snapshot, subscription_name, catalog_problem=None):
 
 
 def _catalog_problem(snapshot, catalog, catalog_namespace):
-    source = (snapshot.get("catalog") or {}).get(catalog)
+    if snapshot.get("catalog") is None:
+        return None  # not allowed to watch it: OLM's own conditions still report an unhealthy catalog
+    source = snapshot["catalog"].get(catalog)
     if source is None:
         return f"CatalogSource {catalog_namespace}/{catalog} does not exist"
     verdict, message = catalog_source_verdict(source)
@@ -165,7 +190,7 @@ def retarget_operator_group(cluster, namespace, group_name, action, observed):
     return True
 
 
-def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progress=None, created_group=None):
+def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progress=None, created_group=None, notes=None):
     """Watch until ``desired`` is installed, approving the InstallPlans ``next_step`` allows.
 
     Returns ``(observed, name of the CSV that is done, approved plan names)``; raises ``OperatorError`` with OLM's reason, or
@@ -176,9 +201,10 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         Source("subscription", V1ALPHA1, "Subscription", ns, desired.subscription),
         Source("installplans", V1ALPHA1, "InstallPlan", ns),
         Source("csvs", V1ALPHA1, "ClusterServiceVersion", ns),
-        Source("replicasets", "apps/v1", "ReplicaSet", ns),
-        Source("pods", "v1", "Pod", ns),
-        Source("catalog", V1ALPHA1, "CatalogSource", catalog_namespace, catalog),
+        # Diagnostics only: a user who may not list these still gets the install, with a warning.
+        Source("replicasets", "apps/v1", "ReplicaSet", ns, optional=True),
+        Source("pods", "v1", "Pod", ns, optional=True),
+        Source("catalog", V1ALPHA1, "CatalogSource", catalog_namespace, catalog, optional=True),
     ]
     approved = []
     state = {}
@@ -213,7 +239,7 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         return result
 
     try:
-        observed, done_csv = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS)
+        observed, done_csv = observe(cluster.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS, notes=notes)
     except ResourceTimeoutError as exc:
         waiting = (exc.result or {}).get("waiting_for")
         exc.msg = f"Timed out after {timeout}s waiting for the operator {desired.package} in {ns}: {waiting}"
@@ -238,18 +264,19 @@ def install(cluster, params, check_mode, wait, timeout):
     if existing is not None and spec(existing).get("name") != package:
         raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(existing).get('name')}, not {package}")
     wanted = olm.subscription_spec(dict(params, catalog=catalog, catalog_namespace=catalog_ns, approval=approval))
-    installed_name = status(existing).get("installedCSV")
-    installed = cluster.get("ClusterServiceVersion", installed_name, ns) if installed_name else None
+    installed = installed_csv(cluster, existing)
     if existing is not None and not olm.subscription_changes(existing, wanted) and olm.reached(desired, existing, installed):
         return _result(False, existing, installed, [], {}, started)
 
     # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
     known_modes = params.get("install_modes")
     manifest, warnings = None, []
-    if existing is None and not (params.get("starting_csv") and known_modes is not None):
+    if (existing is None or version) and not (params.get("starting_csv") and known_modes is not None):
         reader = CatalogReader(cluster.client, ns)
         manifest = reader.package_manifest(package, catalog, catalog_ns)
         warnings = reader.warnings
+    channel = params.get("channel") or spec(existing).get("channel")
+    desired = desired._replace(versions=olm.channel_versions(manifest, channel))
     if version and existing is None:
         try:
             wanted["startingCSV"] = params.get("starting_csv") or olm.csv_for_version(manifest, params.get("channel"), package, version)
@@ -279,9 +306,7 @@ def install(cluster, params, check_mode, wait, timeout):
                 installmode.choose_targets(install_modes, ns, params.get("target_namespaces"))
                 created.update(operator_group=params.get("operator_group_name") or ns, subscription=sub_name)
                 return _result(True, None, None, [], created, started)
-        og_created, group = ensure_operator_group(
-            cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns
-        )
+        og_created, group = ensure_operator_group(cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns)
         if og_created:
             created["operator_group"] = name_of(group)
     changed, before, after = ensure_subscription(cluster, ns, sub_name, wanted, existing)
@@ -295,7 +320,7 @@ def install(cluster, params, check_mode, wait, timeout):
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
     retargetable = created.get("operator_group") if params.get("target_namespaces") is None else None
-    observed, done_csv, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable)
+    observed, done_csv, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable, notes=warnings)
     sub = observed.subscription
     installed = observed.csvs.get(done_csv)
     return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed, warnings=warnings)
@@ -305,8 +330,8 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
     st = status(sub)
     result = {
         "changed": changed,
-        "subscription": sub,
-        "csv": csv,
+        "subscription": public(sub),
+        "csv": csv_summary(csv),
         "installed_csv": name_of(csv) if csv else st.get("installedCSV"),
         "current_csv": st.get("currentCSV"),
         "version": csv_version(csv) if csv else None,
@@ -317,7 +342,7 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
     }
     if observed is not None:
         result["state"] = olm.summary(observed)
-    result["diff"] = {"before": {"subscription": before} if before else {}, "after": {"subscription": sub}}
+    result["diff"] = {"before": {"subscription": normalize(before)} if before else {}, "after": {"subscription": normalize(sub)}}
     if warnings:
         result["warnings"] = list(warnings)
     return result
@@ -327,64 +352,91 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
 
 
 def uninstall(cluster, params, check_mode, wait, timeout):
-    """Remove the operator: Subscription, optionally operands and owned CRDs, CSV, our OperatorGroup."""
+    """Remove the operator in operator-sdk's order: Subscription, optionally operands and owned CRDs (while the
+    operator still runs their finalizers), the installed and current CSVs, then our OperatorGroup.
+
+    One deadline (``timeout``) bounds every wait together.
+    """
     ns, package = params["namespace"], params["package"]
     sub_name = params.get("subscription_name") or package
+    deadline = time.monotonic() + timeout
+    wait = wait and not check_mode
     removed = {}
     sub = cluster.get("Subscription", sub_name, ns)
-    csv_name = (status(sub).get("installedCSV") or status(sub).get("currentCSV")) if sub else None
+    if sub is not None and spec(sub).get("name") != package:
+        raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(sub).get('name')}, not {package}; nothing removed")
+    csv_names = [n for n in (status(sub).get("installedCSV"), status(sub).get("currentCSV")) if n] if sub else []
     if sub is None:
-        # Without the Subscription, the CSV is found by package (the label OLM sets from the bundle).
-        for csv in cluster.list("ClusterServiceVersion", ns, label_selector=f"operators.coreos.com/{package}.{ns}"):
-            if not is_copied_csv(csv):
-                csv_name = name_of(csv)
-    csv = cluster.get("ClusterServiceVersion", csv_name, ns) if csv_name else None
+        others = [name_of(s) for s in cluster.list("Subscription", ns) if spec(s).get("name") == package]
+        if others:
+            raise OperatorError(
+                f"package {package} in {ns} is subscribed by {', '.join(sorted(others))}, not by {sub_name}: set subscription_name; nothing removed"
+            )
+        # No Subscription at all: the CSVs are found by package (the label OLM sets from the bundle).
+        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=f"operators.coreos.com/{package}.{ns}")
+        csv_names = [name_of(c) for c in labelled if not is_copied_csv(c)]
+    csvs = [c for c in (cluster.get("ClusterServiceVersion", n, ns) for n in dict.fromkeys(csv_names)) if c is not None]
 
-    if params.get("remove_crds") and csv is not None:
-        removed.update(_remove_operands_and_crds(cluster, csv, wait and not check_mode, timeout))
     if sub is not None:
         delete_object(cluster.client, cluster.resource("Subscription"), sub_name, ns)
         removed["subscription"] = sub_name
-    if csv is not None:
-        delete_object(cluster.client, cluster.resource("ClusterServiceVersion"), csv_name, ns)
-        removed["csv"] = csv_name
-        if wait and not check_mode:
-            watch_until(cluster.client, V1ALPHA1, "ClusterServiceVersion", csv_name, ns, absent, timeout, resource=cluster.resource("ClusterServiceVersion"))
-    group = _removable_operator_group(cluster, ns, sub_name, csv_name)
+        # The garbage collector would remove them later; a plan still executing could re-create the CSV meanwhile.
+        for plan in olm.plans_of_subscription_only(cluster.list("InstallPlan", ns), sub):
+            delete_object(cluster.client, cluster.resource("InstallPlan"), name_of(plan), ns)
+    if params.get("remove_crds") and csvs:
+        removed.update(_remove_operands_and_crds(cluster, csvs[0], wait, deadline))
+    for csv in csvs:
+        delete_object(cluster.client, cluster.resource("ClusterServiceVersion"), name_of(csv), ns)
+    if csvs:
+        removed["csv"] = name_of(csvs[0]) if len(csvs) == 1 else [name_of(c) for c in csvs]
+    if wait:
+        for csv in csvs:
+            _wait_gone(cluster, "ClusterServiceVersion", V1ALPHA1, name_of(csv), ns, deadline, cluster.resource("ClusterServiceVersion"))
+    group = _removable_operator_group(cluster, ns, sub_name, [name_of(c) for c in csvs])
     if group is not None:
         delete_object(cluster.client, cluster.resource("OperatorGroup", V1), name_of(group), ns)
         removed["operator_group"] = name_of(group)
     return {"changed": bool(removed), "removed": removed, "diff": {"before": removed, "after": {}}}
 
 
-def _removable_operator_group(cluster, ns, sub_name, csv_name):
+def _wait_gone(cluster, kind, api_version, name, namespace, deadline, resource):
+    watch_until(cluster.client, api_version, kind, name, namespace, absent, max(0.0, deadline - time.monotonic()), resource=resource)
+
+
+def _removable_operator_group(cluster, ns, sub_name, csv_names):
     """Our OperatorGroup, when no other Subscription or CSV in the namespace still needs it."""
     groups = [g for g in cluster.list("OperatorGroup", ns, V1) if (g["metadata"].get("labels") or {}).get(CREATED_BY_LABEL) == CREATED_BY]
     if len(groups) != 1:
         return None
     others = [s for s in cluster.list("Subscription", ns) if name_of(s) != sub_name]
-    csvs = [c for c in cluster.list("ClusterServiceVersion", ns) if name_of(c) != csv_name and not is_copied_csv(c)]
+    csvs = [c for c in cluster.list("ClusterServiceVersion", ns) if name_of(c) not in csv_names and not is_copied_csv(c)]
     return None if others or csvs else groups[0]
 
 
-def _remove_operands_and_crds(cluster, csv, wait, timeout):
-    """Delete every custom resource of the CSV's owned CRDs (while the operator runs its finalizers), then the CRDs."""
+def _remove_operands_and_crds(cluster, csv, wait, deadline):
+    """Delete every custom resource of the CSV's owned CRDs (while the operator runs its finalizers), wait until
+    they are gone, then delete the CRDs."""
     removed = {"operands": [], "crds": []}
     crd_resource = cluster.resource("CustomResourceDefinition", "apiextensions.k8s.io/v1")
-    for owned in (spec(csv).get("customresourcedefinitions") or {}).get("owned") or []:
-        crd = get_object(cluster.client, crd_resource, owned.get("name"))
-        if crd is None:
+    owned = (spec(csv).get("customresourcedefinitions") or {}).get("owned") or []
+    crds = [c for c in (get_object(cluster.client, crd_resource, o.get("name")) for o in owned) if c]
+    pending = []
+    for crd in crds:
+        group, kind = spec(crd).get("group"), (spec(crd).get("names") or {}).get("kind")
+        served = [v.get("name") for v in spec(crd).get("versions") or [] if v.get("served")]
+        if not served:
             continue
-        group = spec(crd).get("group")
-        kind = (spec(crd).get("names") or {}).get("kind")
-        version = owned.get("version")
-        resource = find_resource(cluster.client, kind, f"{group}/{version}")
+        api_version = f"{group}/{served[0]}"
+        resource = find_resource(cluster.client, kind, api_version)
         for item in to_dict(resource.get()).get("items") or []:
             meta = item.get("metadata") or {}
             delete_object(cluster.client, resource, meta.get("name"), meta.get("namespace"))
             removed["operands"].append(f"{kind}/{meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta.get('name')}")
-            if wait:
-                watch_until(cluster.client, f"{group}/{version}", kind, meta.get("name"), meta.get("namespace"), absent, timeout, resource=resource)
-        delete_object(cluster.client, crd_resource, owned.get("name"))
-        removed["crds"].append(owned.get("name"))
+            pending.append((kind, api_version, meta.get("name"), meta.get("namespace"), resource))
+    if wait:
+        for kind, api_version, name, namespace, resource in pending:
+            _wait_gone(cluster, kind, api_version, name, namespace, deadline, resource)
+    for crd in crds:
+        delete_object(cluster.client, crd_resource, name_of(crd))
+        removed["crds"].append(name_of(crd))
     return removed

@@ -1,9 +1,9 @@
 """olm_bundle_run against the testbed's real OLM v0: run bundle, bundle-upgrade, cleanup.
 
 serve=address is proven for real: the test renders the catalogs the module serves in pod mode
-(``olm.bundle_run.catalog_for_bundle_dirs``, the function the module itself uses) and serves them with the testbed's
-real ``opm serve`` on free loopback ports - kube-demo 0.0.1 first, then 0.0.1 + 0.0.2 (0.0.2 replaces 0.0.1) on a
-second port for the upgrade.
+(``bundle_run_testlib.catalog_for_bundle_dirs``, built with ``olm.bundle_run.read_bundle`` and ``plan_catalog``, the
+functions the module itself uses) and serves them with the testbed's real ``opm serve`` on free loopback ports -
+kube-demo 0.0.1 first, then 0.0.1 + 0.0.2 (0.0.2 replaces 0.0.1) on a second port for the upgrade.
 
 serve=pod is only sent as server-side dry runs (check mode): a KWOK pod gets a fake IP, and pointing a CatalogSource
 at it would make OLM dial it. The dry runs prove that the ConfigMaps, the registry pod (through Pod Security
@@ -15,6 +15,7 @@ import subprocess
 import time
 
 import pytest
+from bundle_run_testlib import catalog_for_bundle_dirs
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from testbed import config
@@ -48,7 +49,7 @@ def opm_serve(tmp_path):
         index = len(servers) + 1
         root = tmp_path / f"catalog-{index}"
         (root / "kube-demo").mkdir(parents=True)
-        documents = core.fbc_documents(core.catalog_for_bundle_dirs(bundle_dirs))
+        documents = core.fbc_documents(catalog_for_bundle_dirs(bundle_dirs))
         (root / "kube-demo" / "catalog.json").write_text("".join(documents))
         port = free_port()
         log = open(tmp_path / f"opm-{index}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -183,7 +184,7 @@ def test_run_upgrade_cleanup_through_real_opm_serve(run_module, kubeconfig, name
 def test_pod_mode_dry_run_passes_pod_security_restricted(run_module, kubeconfig, namespace, custom, api):
     core_api = client.CoreV1Api(api)
     core_api.patch_namespace(namespace, {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
-    expected = core.catalog_digest(core.fbc_documents(core.catalog_for_bundle_dirs([V1])))
+    expected = core.catalog_digest(core.fbc_documents(catalog_for_bundle_dirs([V1])))
 
     predicted = ok(run(run_module, kubeconfig, namespace, check_mode=True, diff=True, bundle_dir=V1))
     assert predicted["changed"] is True and predicted["operation"] == "install"

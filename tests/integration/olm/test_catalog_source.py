@@ -13,6 +13,7 @@ import time
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from kubernetes.dynamic import DynamicClient
 from testbed.procs import free_port
 
 pytestmark = pytest.mark.testbed
@@ -153,6 +154,50 @@ def test_image_catalog_dry_run_only(run_module, kubeconfig, namespace, custom):
     bad = catalog(run_module, kubeconfig, namespace, check_mode=True, image=image, grpc_pod_config={"securityContextConfig": "lax"})
     assert bad.get("failed") is True and "securityContextConfig" in bad["msg"], bad
     assert stored(custom, namespace, "cat") is None
+
+
+def managers_of(obj, field):
+    """The field managers that own ``spec.<field>`` of ``obj``."""
+    return sorted(e["manager"] for e in obj["metadata"]["managedFields"] if f"f:{field}" in (e.get("fieldsV1") or {}).get("f:spec", {}))
+
+
+def test_fields_of_another_manager_are_taken_over_only_with_force_conflicts(run_module, kubeconfig, namespace, testbed, custom, api):
+    address = testbed.catalog_address
+    other = "marketplace-operator"  # another controller applying the same CatalogSource (server-side apply)
+    theirs = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "CatalogSource",
+        "metadata": {"name": "cat", "namespace": namespace},
+        "spec": {"sourceType": "grpc", "address": address, "displayName": "Theirs"},
+    }
+    resource = DynamicClient(api).resources.get(api_version=f"{GROUP}/{VERSION}", kind="CatalogSource")
+    resource.server_side_apply(body=theirs, namespace=namespace, field_manager=other)
+    assert managers_of(stored(custom, namespace, "cat"), "displayName") == [other]
+
+    for check_mode in (True, False):
+        refused = catalog(run_module, kubeconfig, namespace, check_mode=check_mode, address=address, display_name="Mine", wait=False)
+        assert refused.get("failed") is True, refused
+        assert refused["status"] == 409
+        for fragment in (f'"{other}"', ".spec.displayName", f"{namespace}/cat", "force_conflicts=true"):
+            assert fragment in refused["msg"], refused["msg"]
+    print(f"conflict message: {refused['msg']}")
+    assert stored(custom, namespace, "cat")["spec"]["displayName"] == "Theirs"
+
+    # the same values as the other manager are no conflict: both own them
+    shared = catalog(run_module, kubeconfig, namespace, address=address, display_name="Theirs", wait=False)
+    assert not shared.get("failed") and shared["changed"] is False, shared
+    assert managers_of(stored(custom, namespace, "cat"), "displayName") == ["kubeforge", other]
+
+    forced = catalog(run_module, kubeconfig, namespace, address=address, display_name="Mine", force_conflicts=True)
+    assert not forced.get("failed"), forced
+    assert forced["changed"] is True and forced["state"] == "READY"
+    obj = stored(custom, namespace, "cat")
+    assert obj["spec"]["displayName"] == "Mine"
+    assert managers_of(obj, "displayName") == ["kubeforge"]
+    assert managers_of(obj, "address") == ["kubeforge", other]  # same value: still shared
+    # ours now: a run without force_conflicts is no conflict and no change
+    again = catalog(run_module, kubeconfig, namespace, address=address, display_name="Mine", wait=False)
+    assert not again.get("failed") and again["changed"] is False, again
 
 
 @pytest.mark.parametrize(

@@ -210,3 +210,44 @@ def test_missing_catalog_is_reported_before_subscribing(run_module, kubeconfig, 
     assert result["failed"] and "does not exist" in result["msg"], result
     with pytest.raises(ApiException):
         custom.get_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "subscriptions", "kube-demo")
+
+
+def test_remove_crds_deletes_operands_then_crds(run_module, kubeconfig, catalog_ns, custom, api):
+    ns = catalog_ns
+    ok(operator(run_module, kubeconfig, ns, package="kube-demo-addon", approval="Manual"))
+    custom.create_namespaced_custom_object(
+        "demo.kubeforge.io",
+        "v1alpha1",
+        ns,
+        "kubedemoaddons",
+        {"apiVersion": "demo.kubeforge.io/v1alpha1", "kind": "KubeDemoAddon", "metadata": {"name": "mine"}, "spec": {}},
+    )
+    # Without the explicit option the CRD and its custom resources stay.
+    kept = operator(run_module, kubeconfig, ns, package="kube-demo-addon", state="absent", check_mode=True)
+    assert "crds" not in kept["removed"], kept
+
+    removed = operator(run_module, kubeconfig, ns, package="kube-demo-addon", state="absent", remove_crds=True)
+    ok(removed)
+    assert removed["removed"]["operands"] == [f"KubeDemoAddon/{ns}/mine"]
+    assert removed["removed"]["crds"] == ["kubedemoaddons.demo.kubeforge.io"]
+    assert removed["removed"]["subscription"] == "kube-demo-addon"
+    extensions = client.ApiextensionsV1Api(api)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            extensions.read_custom_resource_definition("kubedemoaddons.demo.kubeforge.io")
+        except ApiException as exc:
+            assert exc.status == 404
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the CRD was not deleted")
+    # The dependency OLM installed (kube-demo, its own Subscription) stays.
+    assert [s["spec"]["name"] for s in items(custom, ns, "subscriptions")] == ["kube-demo"]
+
+
+def test_absent_refuses_a_subscription_of_another_name(run_module, kubeconfig, catalog_ns, custom):
+    ok(operator(run_module, kubeconfig, catalog_ns, version="0.0.1", subscription_name="console-made"))
+    result = operator(run_module, kubeconfig, catalog_ns, state="absent")
+    assert result["failed"] and "subscribed by console-made" in result["msg"], result
+    assert names(custom, catalog_ns, "subscriptions") == ["console-made"]

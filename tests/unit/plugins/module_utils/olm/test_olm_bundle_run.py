@@ -13,11 +13,13 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from bundle_run_testlib import catalog_for_bundle_dirs
 from testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import Result
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import bundle_run as glue
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source as catalog_glue
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import operator as cluster_operator
 
 BUNDLES = DATA_DIR.parent / "testbed" / "fixtures" / "kube-demo" / "bundles"
@@ -85,20 +87,14 @@ def test_relation_to_the_installed_version():
 # ------------------------------------------------------------------------------------------------ the catalog
 
 
-def test_catalog_of_bundle_dirs_chains_replaces_in_one_channel():
-    cfg = core.catalog_for_bundle_dirs([V1, V2])
+def test_install_then_upgrade_chains_replaces_in_one_channel():
+    cfg = catalog_for_bundle_dirs([V1, V2])
     assert cfg.packages == [{"schema": "olm.package", "name": "kube-demo", "defaultChannel": "stable"}]
     assert [(c["name"], c["entries"]) for c in cfg.channels] == [
         ("stable", [{"name": "kube-demo.v0.0.1"}, {"name": "kube-demo.v0.0.2", "replaces": "kube-demo.v0.0.1"}])
     ]
     assert sorted(b["name"] for b in cfg.bundles) == ["kube-demo.v0.0.1", "kube-demo.v0.0.2"]
-    assert core.catalog_for_bundle_dirs([V1], channel="alpha").channels[0]["name"] == "alpha"
-
-
-def test_catalog_of_two_packages_is_refused(tmp_path):
-    other = bundle_copy(tmp_path, source=V2, **{"package.v1": "kube-other"})
-    with pytest.raises(core.BundleRunError, match="2 packages"):
-        core.catalog_for_bundle_dirs([V1, other])
+    assert catalog_for_bundle_dirs([V1], channel="alpha").channels[0]["name"] == "alpha"
 
 
 def test_upgrade_adds_the_bundle_replacing_the_installed_csv_and_round_trips_through_configmaps():
@@ -112,7 +108,7 @@ def test_upgrade_adds_the_bundle_replacing_the_installed_csv_and_round_trips_thr
     assert digest_of(core.plan_catalog(served, core.read_bundle(V1), core.SAME)) == core.catalog_digest(documents)
     upgraded = core.plan_catalog(served, core.read_bundle(V2), core.UPGRADE, "kube-demo.v0.0.1")
     # the upgraded catalog is the one the integration test serves with opm for 0.0.1 + 0.0.2
-    assert digest_of(upgraded) == digest_of(core.catalog_for_bundle_dirs([V1, V2]))
+    assert digest_of(upgraded) == digest_of(catalog_for_bundle_dirs([V1, V2]))
     # the served catalog lost (no ConfigMaps): the new bundle alone, still replacing what is installed
     alone = core.plan_catalog(None, core.read_bundle(V2), core.UPGRADE, "kube-demo.v0.0.1")
     assert alone.channels[0]["entries"] == [{"name": "kube-demo.v0.0.2", "replaces": "kube-demo.v0.0.1"}]
@@ -120,7 +116,7 @@ def test_upgrade_adds_the_bundle_replacing_the_installed_csv_and_round_trips_thr
 
 
 def test_a_rebuilt_bundle_of_the_same_name_replaces_its_blob_and_keeps_its_entry():
-    cfg = core.catalog_for_bundle_dirs([V1, V2])
+    cfg = catalog_for_bundle_dirs([V1, V2])
     changed = dict(core.read_bundle(V2).blob, properties=core.read_bundle(V2).blob["properties"][:-1])
     again = core.catalog_with_bundle(cfg, changed, "stable", "kube-demo.v0.0.1")
     assert [b for b in again.bundles if b["name"] == "kube-demo.v0.0.2"] == [changed]
@@ -129,7 +125,7 @@ def test_a_rebuilt_bundle_of_the_same_name_replaces_its_blob_and_keeps_its_entry
 
 
 def test_a_new_channel_is_added_and_becomes_the_default():
-    cfg = core.catalog_with_bundle(core.catalog_for_bundle_dirs([V1]), core.read_bundle(V2).blob, "fast", "kube-demo.v0.0.1")
+    cfg = core.catalog_with_bundle(catalog_for_bundle_dirs([V1]), core.read_bundle(V2).blob, "fast", "kube-demo.v0.0.1")
     assert cfg.packages[0]["defaultChannel"] == "fast"
     assert {c["name"]: c["entries"] for c in cfg.channels} == {
         "stable": [{"name": "kube-demo.v0.0.1"}],
@@ -138,7 +134,7 @@ def test_a_new_channel_is_added_and_becomes_the_default():
 
 
 def test_an_invalid_catalog_is_refused_before_it_is_served():
-    cfg = core.catalog_for_bundle_dirs([V1])
+    cfg = catalog_for_bundle_dirs([V1])
     cfg.channels[0]["entries"].append({"name": "kube-demo.v9.9.9"})  # an entry without a bundle
     with pytest.raises(core.BundleRunError, match="generated File-Based Catalog is invalid.*kube-demo.v9.9.9"):
         core.catalog_with_bundle(cfg, core.read_bundle(V2).blob, "stable")
@@ -152,15 +148,15 @@ def test_chunks_never_split_a_document_and_stay_under_the_limit():
     assert chunks == [documents[0] + documents[1], documents[2] + documents[3], documents[4]]
     assert core.chunk_documents([]) == []
     with pytest.raises(core.BundleRunError, match="kube-demo.v0.0.1 is .* more than a ConfigMap holds") as err:
-        core.chunk_documents(core.fbc_documents(core.catalog_for_bundle_dirs([V1])), limit=1000)
+        core.chunk_documents(core.fbc_documents(catalog_for_bundle_dirs([V1])), limit=1000)
     assert err.value.result["reason"] == "BundleTooLarge"
     # a real catalog fits one ConfigMap by default; multi-byte text counts in bytes
-    assert len(core.chunk_documents(core.fbc_documents(core.catalog_for_bundle_dirs([V1, V2])))) == 1
+    assert len(core.chunk_documents(core.fbc_documents(catalog_for_bundle_dirs([V1, V2])))) == 1
     assert len(core.chunk_documents(["\u00e9" * 30, "\u00e9" * 30], limit=100)) == 2
 
 
 def test_injected_bundles_annotation():
-    assert json.loads(core.injected_bundles(core.catalog_for_bundle_dirs([V1, V2]))) == [
+    assert json.loads(core.injected_bundles(catalog_for_bundle_dirs([V1, V2]))) == [
         {"name": "kube-demo.v0.0.1", "version": "0.0.1"},
         {"name": "kube-demo.v0.0.2", "version": "0.0.2"},
     ]
@@ -373,6 +369,7 @@ def fake(monkeypatch):
     def apply_object(client, kind, definition, field_manager, force_conflicts=False, namespace=None):
         name = definition["metadata"]["name"]
         calls.append(("apply", kind, name, definition["spec"].get("address")))
+        assert force_conflicts is True and field_manager == catalog_glue.FIELD_MANAGER  # the catalog is the module's own
         before = objects.get((kind, name))
         after = dict(definition, metadata=dict(definition["metadata"], uid="uid-cs"))
         objects[(kind, name)] = after
@@ -401,13 +398,13 @@ def fake(monkeypatch):
     for name, value in (
         ("Cluster", lambda client: cluster),
         ("create_object", create_object),
-        ("apply_object", apply_object),
         ("patch_object", patch_object),
         ("delete_object", delete_object),
         ("watch_until", watch_until),
         ("install", install),
     ):
         monkeypatch.setattr(glue, name, value)
+    monkeypatch.setattr(catalog_glue, "apply_object", apply_object)  # bundle_run applies through catalog_source.apply
     return SimpleNamespace(calls=calls, objects=objects, installs=installs, pod_states=pod_states)
 
 
@@ -438,7 +435,7 @@ def pod_name(digest):
 
 def test_first_run_serves_from_a_ready_pod_then_installs(fake):
     result = glue.execute(module())
-    digest = digest_of(core.catalog_for_bundle_dirs([V1]))
+    digest = digest_of(catalog_for_bundle_dirs([V1]))
     pod, cm = pod_name(digest), core.config_map_names(CATALOG, digest, 1)[0]
     assert fake.calls == [
         ("create", "ConfigMap", cm),
@@ -472,7 +469,7 @@ def test_upgrade_reads_the_served_catalog_and_removes_the_old_pod_last(fake):
     fake.calls.clear()
 
     result = glue.execute(module(bundle_dir=V2))
-    digest = digest_of(core.catalog_for_bundle_dirs([V1, V2]))
+    digest = digest_of(catalog_for_bundle_dirs([V1, V2]))
     new_pod, new_cm = pod_name(digest), core.config_map_names(CATALOG, digest, 1)[0]
     old_pod, old_cm = pod_name(old_digest), core.config_map_names(CATALOG, old_digest, 1)[0]
     assert fake.calls == [

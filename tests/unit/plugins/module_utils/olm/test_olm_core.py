@@ -93,6 +93,51 @@ OTHER = "other.v1.0.0"
 
 NEXT_STEP_CASES = [
     (
+        "a stale failure condition does not undo a succeeded install",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1, conditions=[cond("InstallPlanFailed", "True", "InstallComponentFailed", "old")]),
+            csvs=[csv(V1, "0.0.1")],
+            catalog_problem="TRANSIENT_FAILURE",
+        ),
+        olm.DONE,
+        None,
+        V1,
+    ),
+    (
+        "version from the catalog when the plan has no manifest",
+        olm.Desired("kube-demo", NS, "kube-demo", "0.0.2", olm.MANUAL, True, {"kube-demo.v0.0.2-custom": "0.0.2"}),
+        observed(
+            sub(installed=V1, current="kube-demo.v0.0.2-custom", plan="ip-2"),
+            plans=[plan("ip-2", ["kube-demo.v0.0.2-custom"], steps=[])],
+            csvs=[csv(V1, "0.0.1")],
+        ),
+        olm.APPROVE,
+        "ip-2",
+        "approve",
+    ),
+    (
+        "version from the conventional name",
+        MANUAL_V2,
+        observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2], steps=[])], csvs=[csv(V1, "0.0.1")]),
+        olm.APPROVE,
+        "ip-2",
+        "approve",
+    ),
+    (
+        "first crash of an operator is not a crash loop yet",
+        MANUAL_V1,
+        observed(
+            sub(current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager")],
+            pods=[pod("p1", "kube-demo-controller-manager-abc", "CrashLoopBackOff", 1)],
+        ),
+        olm.WAIT,
+        None,
+        "Installing",
+    ),
+    (
         "the current csv counts before OLM names it installed",
         MANUAL_V2,
         observed(
@@ -328,12 +373,12 @@ NEXT_STEP_CASES = [
         "blocked: OperatorConditionNotUpgradeable",
     ),
     (
-        "version unknown in the plan waits",
+        "version unknown everywhere is refused",
         MANUAL_V2,
-        observed(sub(installed=V1, current=V2, plan="ip-2"), plans=[plan("ip-2", [V2], steps=[])], csvs=[csv(V1, "0.0.1")]),
-        olm.WAIT,
-        None,
-        "version",
+        observed(sub(installed=V1, current="odd-name", plan="ip-2"), plans=[plan("ip-2", ["odd-name"], steps=[])], csvs=[csv(V1, "0.0.1")]),
+        olm.FAIL,
+        "UnknownVersion",
+        "cannot tell the version of odd-name",
     ),
 ]
 
@@ -552,3 +597,19 @@ def test_parse_time():
     assert st.parse_time("1970-01-01T00:01:00Z") == 60
     assert st.parse_time("1970-01-01T00:01:00.123456Z") == 60
     assert st.parse_time("yesterday") is None and st.parse_time(None) is None
+
+
+def test_plans_of_subscription_only():
+    mine = {"metadata": {"name": "kube-demo", "uid": "u1"}}
+    only_mine = {"metadata": {"name": "a", "ownerReferences": [{"kind": "Subscription", "uid": "u1"}]}}
+    shared = {"metadata": {"name": "b", "ownerReferences": [{"kind": "Subscription", "uid": "u1"}, {"kind": "Subscription", "uid": "u2"}]}}
+    orphan = {"metadata": {"name": "c"}}
+    assert olm.plans_of_subscription_only([only_mine, shared, orphan], mine) == [only_mine]
+
+
+def test_done_waits_for_the_approved_plan_to_complete():
+    seen = observed(sub(installed=V1, current=V1, plan="ip-1"), plans=[plan("ip-1", [V1], phase="Installing", approved=True)], csvs=[csv(V1, "0.0.1")])
+    action = olm.next_step(MANUAL_V1, seen)
+    assert action.kind == olm.WAIT and "InstallPlan ip-1 (Installing)" in action.message
+    done = seen._replace(installplans={"ip-1": plan("ip-1", [V1], phase="Complete", approved=True)})
+    assert olm.next_step(MANUAL_V1, done).kind == olm.DONE

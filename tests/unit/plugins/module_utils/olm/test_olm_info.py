@@ -171,13 +171,31 @@ def test_catalog_summary_sorts_versions_in_upgrade_order():
     assert (summary["catalog_source"], summary["catalog_source_namespace"]) == ("demo", NS)
     assert summary["catalog_source_display_name"] == "kube-demo test catalog"
     assert summary["provider"] == "kubeforge.operators"
-    stable, alpha = summary["channels"]
+    assert [c["name"] for c in summary["channels"]] == ["alpha", "stable"]  # by name, not in catalog order
+    alpha, stable = summary["channels"]
     assert stable["name"] == "stable" and stable["current_csv"] == "kube-demo.v0.0.10" and stable["current_version"] == "0.0.10"
     assert stable["versions"] == ["0.0.1", "0.0.2-rc.1", "0.0.2", "0.0.10"]
     assert [e["name"] for e in stable["entries"]] == ["kube-demo.v0.0.1", "kube-demo.v0.0.2-rc.1", "kube-demo.v0.0.2", "kube-demo.v0.0.10"]
     # build metadata does not order (blang's Compare); an unparsable version goes last
     assert alpha["versions"] == ["0.1.0", "0.1.0+build.2", "not-semver"]
     assert info.catalog_summary(None) is None
+
+
+def test_catalog_summary_channel_order_does_not_depend_on_the_catalog():
+    channels = [channel(name, [(f"kube-demo.{name}", "0.0.1")]) for name in ("stable", "fast", "candidate", "alpha")]
+    forward = info.catalog_summary(package_manifest(channels=channels))
+    backward = info.catalog_summary(package_manifest(channels=list(reversed(channels))))
+    assert [c["name"] for c in forward["channels"]] == ["alpha", "candidate", "fast", "stable"]
+    assert forward["channels"] == backward["channels"]
+
+
+def test_catalog_summary_provider_is_the_manifests_status_provider():
+    pm = package_manifest(channels=[channel("stable", [("kube-demo.v0.0.1", "0.0.1")])])
+    pm["status"]["channels"][0]["currentCSVDesc"]["provider"] = {"name": "from the channel head"}
+    pm["status"]["provider"] = {"name": "Example Inc", "url": "https://example.com"}
+    assert info.catalog_summary(pm)["provider"] == "Example Inc"
+    del pm["status"]["provider"]
+    assert info.catalog_summary(pm)["provider"] is None
 
 
 def test_catalog_summary_of_a_manifest_with_labels_only():

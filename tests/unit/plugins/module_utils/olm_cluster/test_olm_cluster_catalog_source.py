@@ -7,10 +7,15 @@ there (OLM rewrites a CSV's spec with ``strategy: {}`` right after it is created
 """
 
 import copy
+import json
 
 import pytest
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
+from kubernetes.client.rest import ApiException
+from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source as glue
 from ansible_collections.kubeforge.operators.plugins.modules import olm_catalog_source
 
@@ -125,3 +130,98 @@ def test_invalid_options_fail_before_contacting_a_cluster(run_module, args, frag
     # no kubeconfig, no cluster: the failure must come from the option checks
     result = run_module(olm_catalog_source, dict(args, name="c", namespace="olm", host="https://127.0.0.1:9", wait=True))
     assert result["failed"] is True and fragment in result["msg"], result
+
+
+# ------------------------------------------------------------------------ force_conflicts, option to request
+
+
+class ApplyRecorder:
+    """A CatalogSource resource as kubernetes.core's K8SClient calls it: records applies, answers or refuses them."""
+
+    kind = "CatalogSource"
+
+    def __init__(self, error=None):
+        self.error = error
+        self.applies = []
+
+    def get(self, **params):
+        raise NotFoundError(ApiException(status=404, reason="Not Found"))
+
+    def apply(self, definition, **params):
+        self.applies.append(params)
+        if self.error is not None:
+            raise self.error
+        return dict(definition, metadata=dict(definition["metadata"], resourceVersion="1"))
+
+
+class FakeModule:
+    """What olm_cluster.catalog_source reads of a KubeforgeModule; params start from the module's own defaults."""
+
+    def __init__(self, resource, **params):
+        self.params = {key: spec.get("default") for key, spec in olm_catalog_source.argspec().items()}
+        self.params.update(name="c", namespace="olm", address="127.0.0.1:1", wait=False, wait_timeout=120)
+        self.params.update(params)
+        self.client = K8SClient(configuration=None, client=None, dry_run=False)
+        self.check_mode = False
+        self._diff = False
+        self._resource = resource
+
+    def resource(self, kind, api_version):
+        assert (kind, api_version) == ("CatalogSource", "operators.coreos.com/v1alpha1")
+        return self._resource
+
+
+def conflict(managers):
+    """The API server's answer to a server-side apply that would change fields other managers own."""
+    conflicts = "".join(f'conflict with "{m}" using operators.coreos.com/v1alpha1: .spec.displayName' for m in managers)
+    message = f"Apply failed with {len(managers)} conflict: {conflicts}"
+    error = ApiException(status=409, reason="Conflict")
+    error.body = json.dumps({"kind": "Status", "status": "Failure", "reason": "Conflict", "code": 409, "message": message})
+    return ConflictError(error), message
+
+
+def test_force_conflicts_is_off_by_default():
+    assert olm_catalog_source.argspec()["force_conflicts"] == {"type": "bool", "default": False}
+    resource = ApplyRecorder()
+    result = glue.execute(FakeModule(resource))
+    assert result["changed"] is True
+    [params] = resource.applies
+    assert params["force_conflicts"] is False
+    assert params["server_side"] is True and params["field_manager"] == glue.FIELD_MANAGER
+
+
+def test_force_conflicts_true_reaches_the_request():
+    resource = ApplyRecorder()
+    glue.execute(FakeModule(resource, force_conflicts=True))
+    assert [params["force_conflicts"] for params in resource.applies] == [True]
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_apply_helper_passes_force_conflicts(force):
+    resource = ApplyRecorder()
+    client = K8SClient(configuration=None, client=None, dry_run=False)
+    changed, before, after = glue.apply(client, resource, copy.deepcopy(DEFINITION), force_conflicts=force)
+    assert (changed, before, after["spec"]) == (True, None, DEFINITION["spec"])
+    assert resource.applies[0]["force_conflicts"] is force
+    glue.apply(client, resource, copy.deepcopy(DEFINITION))
+    assert resource.applies[1]["force_conflicts"] is False  # the helper's default
+
+
+def test_a_conflict_fails_with_the_servers_message_and_names_the_option():
+    error, message = conflict(["marketplace-operator"])
+    with pytest.raises(K8sError) as info:
+        glue.execute(FakeModule(ApplyRecorder(error=error), display_name="Mine"))
+    assert info.value.status == 409
+    text = str(info.value)
+    assert text.startswith(f"Failed to apply CatalogSource c: {message}")
+    assert '"marketplace-operator"' in text and ".spec.displayName" in text
+    assert "olm/c" in text and "force_conflicts=true" in text
+
+
+def test_other_api_errors_are_not_called_conflicts():
+    error = ApiException(status=403, reason="Forbidden")
+    error.body = json.dumps({"kind": "Status", "message": 'catalogsources.operators.coreos.com "c" is forbidden', "code": 403})
+    with pytest.raises(K8sError) as info:
+        glue.execute(FakeModule(ApplyRecorder(error=error)))
+    assert info.value.status == 403
+    assert "force_conflicts" not in str(info.value) and "is forbidden" in str(info.value)
