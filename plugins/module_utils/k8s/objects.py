@@ -13,9 +13,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import DRY_RUN_ALL, dynamic_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
     K8sError,
 )
@@ -195,6 +197,25 @@ def patch_object(client, resource, name, patch, namespace=None, patch_type="merg
     except Exception as exc:
         raise _api_error("patch", resource, name, exc) from exc
     return Result(objects_differ(before, after), before, after)
+
+
+def patch_with_warnings(client, resource, name, patch, namespace=None, dry_run=False, patch_type="merge"):
+    """Patch an object and return ``(after, warning headers)``: the HTTP ``Warning`` headers the API server sent.
+
+    Admission plugins answer with warnings that the object alone does not show, e.g. Pod Security admission lists
+    the existing pods a namespace's new ``enforce`` level would reject. ``dry_run`` sends ``dryRun=All``.
+    """
+    dyn = dynamic_client(client)
+    params = {"name": name, "namespace": namespace, "content_type": f"application/{patch_type}-patch+json", "serialize": False}
+    if dry_run:
+        params["dry_run"] = DRY_RUN_ALL
+    try:
+        response = dyn.patch(resource, patch, **params)
+    except Exception as exc:
+        raise _api_error("patch", resource, name, exc) from exc
+    headers = getattr(response, "headers", None)
+    warnings = list(headers.get_all("Warning") or []) if hasattr(headers, "get_all") else []
+    return json.loads(response.data.decode("utf-8")), warnings
 
 
 def delete_object(client, resource, name, namespace=None, propagation_policy=None):

@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster glue of the pod_security module: patch a namespace's Pod Security labels and report the pods the API
+server says the new ``enforce`` level would reject (its ``Warning`` headers)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, patch_with_warnings
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
+
+
+class PodSecurityRefused(KubeforgeError):
+    """The new enforce level would reject running pods and the user asked not to go on."""
+
+
+def _psa_labels(obj):
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return {k: v for k, v in labels.items() if k in ps.managed_keys()}
+
+
+def apply(client, params, check_mode):
+    """Set (or, with ``state=absent``, restore) the namespace's Pod Security labels; returns the module result."""
+    name = params["namespace"]
+    resource = find_resource(client, "Namespace", "v1")
+    before = get_object(client, resource, name)
+    if before is None:
+        raise KubeforgeError(f"namespace {name} does not exist")
+    metadata = before.get("metadata") or {}
+    labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
+    result = {"changed": False, "namespace": name, "labels": _psa_labels(before), "violations": {}, "messages": []}
+
+    if params["state"] == "absent":
+        patch = ps.restore_patch(annotations)
+        if patch is None:
+            return result
+    else:
+        try:
+            wanted = ps.wanted_labels(
+                {mode: params.get(mode) for mode in ps.MODES},
+                {mode: params.get(mode + "_version") for mode in ps.MODES},
+                params.get("label_sync"),
+            )
+        except ps.PodSecurityError as exc:
+            raise KubeforgeError(str(exc)) from exc
+        changes = ps.label_changes(labels, wanted)
+        if not changes:
+            return result
+        patch = {"metadata": {"labels": changes}}
+        record = ps.record_previous(labels, annotations, ps.managed_keys())
+        if record is not None:
+            patch["metadata"]["annotations"] = {ps.PREVIOUS_ANNOTATION: record}
+        if params.get("fail_on_violations") and not check_mode:
+            dry, warnings = patch_with_warnings(client, resource, name, patch, dry_run=True)
+            messages, pods = ps.violations(ps.warning_texts(warnings))
+            if pods:
+                raise PodSecurityRefused(
+                    f"the new Pod Security levels of namespace {name} would reject {len(pods)} running pod(s) "
+                    f"({', '.join(sorted(pods))}); labels not changed (fail_on_violations=true)",
+                    result={"violations": pods, "messages": messages, "labels": _psa_labels(dry)},
+                )
+
+    after, warnings = patch_with_warnings(client, resource, name, patch, dry_run=check_mode)
+    messages, pods = ps.violations(ps.warning_texts(warnings))
+    result.update(changed=True, labels=_psa_labels(after), violations=pods, messages=messages)
+    result["diff"] = {"before": {"labels": _psa_labels(before)}, "after": {"labels": _psa_labels(after)}}
+    return result
