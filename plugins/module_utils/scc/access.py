@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""RBAC for SCC use, built and edited the way ``oc adm policy add-scc-to-user/-group`` does in OpenShift 4.
+
+openshift/oc ``pkg/cli/admin/policy/modify_scc.go`` (scc.md section 3): the grant is a binding named
+``system:openshift:scc:<scc>`` to the ClusterRole of the same name (verb ``use`` on the one SCC); a RoleBinding in the
+namespace when one is given, else a ClusterRoleBinding. Subjects are appended to an existing binding of that name;
+removal takes out only the matching subject (kind, name and namespace) and deletes the binding once it is empty
+unless its ``rbac.authorization.kubernetes.io/autoupdate`` annotation is ``"false"``. Legacy grants in the SCC's own
+``users``/``groups`` lists are cleaned with a JSON patch whose ``test`` op makes a concurrent change fail rather than
+be overwritten (KubeVirt's pattern, scc.md section 3.3).
+
+Pure functions over plain dicts: inputs are never modified, results are new objects.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+
+RBAC_NAME_FORMAT = "system:openshift:scc:%s"
+RBAC_API_GROUP = "rbac.authorization.k8s.io"
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+AUTOUPDATE_ANNOTATION = "rbac.authorization.kubernetes.io/autoupdate"
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+# The SCCs OpenShift 4 ships (scc.md section 2): never created, edited or deleted by us. The CVO reconciles the v2
+# ones and nested-container and creates the others once; Red Hat says not to modify any of them.
+DEFAULT_SCC_NAMES = frozenset(
+    (
+        "restricted-v2",
+        "restricted-v3",
+        "nonroot-v2",
+        "hostnetwork-v2",
+        "anyuid",
+        "privileged",
+        "hostaccess",
+        "hostmount-anyuid",
+        "hostmount-anyuid-v2",
+        "hostnetwork",
+        "nonroot",
+        "restricted",
+        "nested-container",
+    )
+)
+
+# Groups whose grant reaches every (authenticated, anonymous or service account) identity, and the anonymous user.
+BROAD_GROUPS = frozenset(("system:authenticated", "system:authenticated:oauth", "system:unauthenticated", "system:serviceaccounts"))
+BROAD_GROUP_PREFIXES = ("system:serviceaccounts:",)
+BROAD_USERS = frozenset(("system:anonymous",))
+
+
+class SCCAccessError(KubeforgeError):
+    """An SCC grant that cannot or must not be built (bad subject, foreign binding, default SCC)."""
+
+
+class BroadSubjectError(SCCAccessError):
+    """A grant to a group that covers every user or every service account, refused unless explicitly allowed."""
+
+    def __init__(self, message, subjects=()):
+        super().__init__(message)
+        self.subjects = [dict(s) for s in subjects]
+
+    def failure_fields(self):
+        return {"subjects": self.subjects}
+
+
+def rbac_name(scc):
+    _require_name("SCC", scc)
+    return RBAC_NAME_FORMAT % scc
+
+
+def is_default_scc(name):
+    """True for the SCCs OpenShift ships; their definitions must never be modified."""
+    return name in DEFAULT_SCC_NAMES
+
+
+def ensure_not_default(name):
+    if is_default_scc(name):
+        raise SCCAccessError("SCC %s is a default OpenShift SCC and is never modified; create a custom SCC instead" % name)
+
+
+def scc_cluster_role(scc):
+    """The ClusterRole ``system:openshift:scc:<scc>`` that grants ``use`` of one SCC (as oc creates when missing)."""
+    return {
+        "apiVersion": RBAC_API_VERSION,
+        "kind": "ClusterRole",
+        "metadata": {"name": rbac_name(scc), "annotations": {AUTOUPDATE_ANNOTATION: "true"}},
+        "rules": [
+            {
+                "apiGroups": ["security.openshift.io"],
+                "resources": ["securitycontextconstraints"],
+                "resourceNames": [scc],
+                "verbs": ["use"],
+            }
+        ],
+    }
+
+
+def binding_name(scc):
+    """oc names the RoleBinding and the ClusterRoleBinding alike: ``system:openshift:scc:<scc>`` (RoleBindingName)."""
+    return rbac_name(scc)
+
+
+def scc_binding(scc, namespace=None, subjects=()):
+    """A RoleBinding in ``namespace`` (oc ``-n``) or, without one, a ClusterRoleBinding granting ``use`` of ``scc``."""
+    metadata = {"name": binding_name(scc)}
+    if namespace:
+        _require_name("namespace", namespace)
+        metadata["namespace"] = namespace
+    return {
+        "apiVersion": RBAC_API_VERSION,
+        "kind": "RoleBinding" if namespace else "ClusterRoleBinding",
+        "metadata": metadata,
+        "roleRef": {"apiGroup": RBAC_API_GROUP, "kind": "ClusterRole", "name": rbac_name(scc)},
+        "subjects": [dict(s) for s in subjects],
+    }
+
+
+# ------------------------------------------------------------------------------------------------ subjects
+def _require_name(what, value):
+    if not isinstance(value, str) or not value.strip() or value != value.strip():
+        raise SCCAccessError("%s name must be a non-empty string without surrounding spaces, got %r" % (what, excerpt(value)))
+
+
+def service_account_subject(namespace, name):
+    _require_name("service account namespace", namespace)
+    _require_name("service account", name)
+    if "/" in name or ":" in name or "/" in namespace or ":" in namespace:
+        raise SCCAccessError("invalid service account %s/%s" % (excerpt(namespace), excerpt(name)))
+    return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+
+
+def parse_service_account(value, default_namespace=None):
+    """``"ns/name"``, ``"system:serviceaccount:ns:name"`` or ``"name"`` (in ``default_namespace``, like ``oc -z``)."""
+    if not isinstance(value, str):
+        raise SCCAccessError("service account must be a string, got %s" % type(value).__name__)
+    if value.startswith(SERVICE_ACCOUNT_PREFIX):
+        parts = value[len(SERVICE_ACCOUNT_PREFIX) :].split(":")
+        if len(parts) != 2:
+            raise SCCAccessError("invalid service account user name %s" % excerpt(value))
+        return service_account_subject(parts[0], parts[1])
+    if "/" in value:
+        namespace, _sep, name = value.partition("/")
+        return service_account_subject(namespace, name)
+    if not default_namespace:
+        raise SCCAccessError("service account %s needs a namespace: write namespace/name" % excerpt(value))
+    return service_account_subject(default_namespace, value)
+
+
+def user_subject(name):
+    """A User subject; ``system:serviceaccount:ns:name`` becomes a ServiceAccount subject, as in oc buildSubjects."""
+    _require_name("user", name)
+    if name.startswith(SERVICE_ACCOUNT_PREFIX):
+        return parse_service_account(name)
+    return {"kind": "User", "apiGroup": RBAC_API_GROUP, "name": name}
+
+
+def group_subject(name):
+    _require_name("group", name)
+    return {"kind": "Group", "apiGroup": RBAC_API_GROUP, "name": name}
+
+
+def parse_subjects(service_accounts=(), users=(), groups=(), default_namespace=None):
+    """Subjects from option lists, in order, without duplicates."""
+    subjects = [parse_service_account(v, default_namespace) for v in service_accounts or ()]
+    subjects += [user_subject(v) for v in users or ()]
+    subjects += [group_subject(v) for v in groups or ()]
+    unique = []
+    for subject in subjects:
+        if not any(same_subject(subject, seen) for seen in unique):
+            unique.append(subject)
+    return unique
+
+
+def same_subject(left, right):
+    """oc's match: kind, name and namespace equal (a missing namespace counts as empty)."""
+    return left.get("kind") == right.get("kind") and left.get("name") == right.get("name") and (left.get("namespace") or "") == (right.get("namespace") or "")
+
+
+def describe_subject(subject):
+    if subject.get("kind") == "ServiceAccount":
+        return "ServiceAccount %s/%s" % (subject.get("namespace"), subject.get("name"))
+    return "%s %s" % (subject.get("kind"), subject.get("name"))
+
+
+def is_broad_subject(subject):
+    name = subject.get("name") or ""
+    if subject.get("kind") == "Group":
+        return name in BROAD_GROUPS or name.startswith(BROAD_GROUP_PREFIXES)
+    if subject.get("kind") == "User":
+        return name in BROAD_USERS
+    return False
+
+
+def check_broad_subjects(subjects, allow_broad=False):
+    """The broad subjects among ``subjects``; raises BroadSubjectError when there are any and not ``allow_broad``."""
+    broad = [s for s in subjects if is_broad_subject(s)]
+    if broad and not allow_broad:
+        names = ", ".join(describe_subject(s) for s in broad)
+        raise BroadSubjectError(
+            "refusing to grant an SCC to %s: the grant would reach every user or service account it covers; "
+            "grant it to specific service accounts, or allow broad subjects explicitly" % names,
+            broad,
+        )
+    return broad
+
+
+# ------------------------------------------------------------------------------------------------ bindings
+def _check_binding(binding, scc):
+    ref = binding.get("roleRef") or {}
+    if binding.get("kind") not in ("RoleBinding", "ClusterRoleBinding"):
+        raise SCCAccessError("expected a RoleBinding or ClusterRoleBinding, got %s" % excerpt(binding.get("kind")))
+    if scc is not None and (ref.get("kind") != "ClusterRole" or ref.get("name") != rbac_name(scc)):
+        name = (binding.get("metadata") or {}).get("name")
+        raise SCCAccessError("%s %s points to %s %s, not to ClusterRole %s" % (binding.get("kind"), name, ref.get("kind"), ref.get("name"), rbac_name(scc)))
+
+
+def add_subject(binding, subject, scc=None, namespace=None):
+    """``(changed, binding)`` with ``subject`` appended (a new binding when ``binding`` is None, then ``scc`` is needed).
+
+    Like oc AddRole: an existing binding of that name pointing to another role is an error.
+    """
+    if binding is None:
+        if scc is None:
+            raise SCCAccessError("the SCC name is needed to create a new binding")
+        return True, scc_binding(scc, namespace, [subject])
+    _check_binding(binding, scc)
+    subjects = binding.get("subjects") or []
+    if any(same_subject(subject, s) for s in subjects):
+        return False, copy.deepcopy(binding)
+    result = copy.deepcopy(binding)
+    result["subjects"] = copy.deepcopy(subjects) + [dict(subject)]
+    return True, result
+
+
+def remove_subject(binding, subject, scc=None):
+    """``(changed, binding or None)``: ``subject`` removed; None when nothing is left and the binding may be deleted.
+
+    Like oc RemoveRole, except that a missing subject is not an error (idempotent ``state: absent``). A binding whose
+    autoupdate annotation is ``"false"`` is kept, empty.
+    """
+    if binding is None:
+        return False, None
+    _check_binding(binding, scc)
+    subjects = binding.get("subjects") or []
+    kept = [copy.deepcopy(s) for s in subjects if not same_subject(subject, s)]
+    if len(kept) == len(subjects):
+        return False, copy.deepcopy(binding)
+    annotations = (binding.get("metadata") or {}).get("annotations") or {}
+    if not kept and annotations.get(AUTOUPDATE_ANNOTATION) != "false":
+        return True, None
+    result = copy.deepcopy(binding)
+    result["subjects"] = kept
+    return True, result
+
+
+# --------------------------------------------------------------------------------------- legacy SCC lists
+def legacy_entry(subject):
+    """``(list name, entry)`` of a subject in an SCC's legacy ``users``/``groups`` lists."""
+    kind = subject.get("kind")
+    if kind == "ServiceAccount":
+        return "users", "%s%s:%s" % (SERVICE_ACCOUNT_PREFIX, subject.get("namespace"), subject.get("name"))
+    if kind == "User":
+        return "users", subject.get("name")
+    if kind == "Group":
+        return "groups", subject.get("name")
+    raise SCCAccessError("unknown subject kind %s" % excerpt(kind))
+
+
+def remove_from_scc_lists(scc_obj, subject):
+    """``(changed, json_patch)`` removing ``subject`` from the SCC's legacy ``users``/``groups`` list.
+
+    The patch starts with a ``test`` of the whole list, so it fails if someone changed the list in between instead
+    of overwriting that change. This is the one edit allowed on default SCCs: taking out our own legacy grant (KubeVirt
+    does the same on ``privileged``); it never adds entries.
+    """
+    list_name, entry = legacy_entry(subject)
+    current = scc_obj.get(list_name)
+    if not isinstance(current, list) or entry not in current:
+        return False, []
+    kept = [value for value in current if value != entry]
+    path = "/%s" % list_name
+    return True, [{"op": "test", "path": path, "value": list(current)}, {"op": "replace", "path": path, "value": kept}]
