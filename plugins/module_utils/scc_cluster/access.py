@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster glue of the scc_access module: grant or revoke the ``use`` of an SCC through RBAC, as
+``oc adm policy add-scc-to-user/-group`` does in OpenShift 4, with the Pod Security fallback on other clusters.
+
+The rules (binding content, subjects, broad subjects, legacy lists, the least-privileged SCC) are pure code in
+``scc/access.py`` and ``scc/recommend.py``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, normalize, patch_object
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import detect_openshift
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import recommend_scc
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import pod_security
+
+SCC_API = "security.openshift.io/v1"
+SCC_KIND = "SecurityContextConstraints"
+
+# The Pod Security level an SCC corresponds to (OpenShift's label syncer maps SCCs the same way, scc.md 6.1/8).
+PSA_LEVEL_OF_SCC = {
+    "restricted-v2": "restricted",
+    "restricted": "baseline",
+    "nonroot-v2": "restricted",
+    "nonroot": "baseline",
+    "anyuid": "baseline",
+}
+
+
+def psa_level(scc):
+    """The Pod Security level that admits what ``scc`` admits: anything not known to be narrower is privileged."""
+    return PSA_LEVEL_OF_SCC.get(scc, "privileged")
+
+
+def _binding_namespace(params, subjects):
+    if params.get("cluster_wide"):
+        return None
+    if params.get("namespace"):
+        return params["namespace"]
+    namespaces = {s.get("namespace") for s in subjects if s.get("kind") == "ServiceAccount"}
+    if len(namespaces) == 1 and all(s.get("kind") == "ServiceAccount" for s in subjects):
+        return namespaces.pop()
+    raise KubeforgeError(
+        "set namespace (a RoleBinding there) or cluster_wide=true (a ClusterRoleBinding): users, groups and service "
+        "accounts of several namespaces have no namespace of their own"
+    )
+
+
+def _summary(binding):
+    if binding is None:
+        return None
+    meta = binding.get("metadata") or {}
+    return {"kind": binding.get("kind"), "name": meta.get("name"), "namespace": meta.get("namespace"), "subjects": binding.get("subjects") or []}
+
+
+def apply(client, params, check_mode):
+    """Grant (``state=present``) or revoke (``absent``) ``use`` of the SCC; returns the module result."""
+    subjects = access.parse_subjects(params.get("service_accounts"), params.get("users"), params.get("groups"), params.get("namespace"))
+    result = {"changed": False, "warnings": []}
+    recommendation = None
+    if params.get("for_workload"):
+        recommendation = recommend_scc(params["for_workload"])
+        result["recommendation"] = recommendation._asdict()
+    scc = params.get("scc") or (recommendation.scc if recommendation else None)
+    if not scc:
+        raise KubeforgeError("no SCC to grant: set scc, or for_workload with a pod template some default SCC admits")
+    result["scc"] = scc
+    if recommendation and params.get("scc") and recommendation.scc and recommendation.scc != params["scc"]:
+        result["warnings"].append(f"the workload needs no more than SCC {recommendation.scc}, but {params['scc']} is granted")
+    if not subjects:
+        if recommendation is None:
+            raise KubeforgeError("name at least one of service_accounts, users or groups")
+        return result  # a recommendation only
+    access.check_broad_subjects(subjects, params.get("allow_broad_subjects"))
+    namespace = _binding_namespace(params, subjects)
+
+    evidence = detect_openshift(client)
+    result["openshift"] = bool(evidence)
+    if not evidence and params.get("fallback") == "pod_security":
+        return _pod_security_fallback(client, params, check_mode, scc, namespace, result)
+    try:
+        scc_resource = find_resource(client, SCC_KIND, SCC_API)
+    except K8sError as exc:
+        raise KubeforgeError(
+            f"this cluster has no SecurityContextConstraints API (not OpenShift): nothing to grant; set fallback=pod_security "
+            f"to relax the namespace's Pod Security level instead ({exc})"
+        ) from exc
+    scc_obj = get_object(client, scc_resource, scc)
+    if scc_obj is None:
+        raise KubeforgeError(f"SecurityContextConstraints {scc} does not exist")
+    if not evidence:
+        result["warnings"].append("the SCC API is served by a CRD, not by OpenShift: the grant is stored but no SCC admission enforces it")
+
+    roles = find_resource(client, "ClusterRole", access.RBAC_API_VERSION)
+    kind = "RoleBinding" if namespace else "ClusterRoleBinding"
+    bindings = find_resource(client, kind, access.RBAC_API_VERSION)
+    before = get_object(client, bindings, access.binding_name(scc), namespace)
+    binding, changed = before, False
+    if params["state"] == "present":
+        if get_object(client, roles, access.rbac_name(scc)) is None:
+            create_object(client, roles, access.scc_cluster_role(scc))
+            result["created_cluster_role"] = access.rbac_name(scc)
+            changed = True
+        for subject in subjects:
+            added, binding = access.add_subject(binding, subject, scc, namespace)
+            changed = changed or added
+    else:
+        for subject in subjects:
+            removed, binding = access.remove_subject(binding, subject, scc)
+            changed = changed or removed
+            if binding is None:
+                break
+        result["removed_from_scc_lists"] = (
+            _remove_legacy(client, scc_resource, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") else []
+        )
+        changed = changed or bool(result["removed_from_scc_lists"])
+
+    if binding is not before and binding != before:
+        _write_binding(client, bindings, before, binding, namespace)
+    result.update(
+        changed=changed, binding=_summary(binding), diff={"before": {"binding": normalize(before) or {}}, "after": {"binding": normalize(binding) or {}}}
+    )
+    return result
+
+
+def _write_binding(client, bindings, before, binding, namespace):
+    name = access.binding_name_of(binding or before)
+    if binding is None:
+        delete_object(client, bindings, name, namespace)
+    elif before is None:
+        create_object(client, bindings, binding)
+    else:
+        # The resourceVersion makes the update fail instead of dropping a subject someone added meanwhile.
+        patch = {"metadata": {"resourceVersion": before["metadata"]["resourceVersion"]}, "subjects": binding.get("subjects") or []}
+        patch_object(client, bindings, name, patch, namespace)
+
+
+def _remove_legacy(client, scc_resource, scc_obj, subjects, params, result):
+    removed = []
+    for subject in subjects:
+        changed, json_patch = access.remove_from_scc_lists(scc_obj, subject)
+        if changed:
+            scc_obj = patch_object(client, scc_resource, params["scc"] or result["scc"], json_patch, patch_type="json").after or scc_obj
+            removed.append(access.legacy_entry(subject)[1])
+    return removed
+
+
+def _pod_security_fallback(client, params, check_mode, scc, namespace, result):
+    if not namespace:
+        raise KubeforgeError("the Pod Security fallback needs a namespace: Pod Security levels are set per namespace")
+    level = psa_level(scc)
+    psa_params = {"namespace": namespace, "state": params["state"], "enforce": level, "enforce_version": "latest", "label_sync": None}
+    for mode in ("audit", "warn", "audit_version", "warn_version"):
+        psa_params[mode] = None
+    outcome = pod_security.apply(client, psa_params, check_mode)
+    result["warnings"].append(
+        f"not OpenShift: instead of granting SCC {scc}, namespace {namespace} enforces Pod Security level {level}, which "
+        "applies to every workload of the namespace, not only the named service accounts"
+    )
+    result.update(
+        changed=outcome["changed"], fallback={"namespace": namespace, "enforce": level, "labels": outcome["labels"], "violations": outcome["violations"]}
+    )
+    if "diff" in outcome:
+        result["diff"] = outcome["diff"]
+    return result

@@ -1,0 +1,197 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: scc_access
+short_description: Grant or revoke the use of an OpenShift SCC to service accounts, users or groups, least privilege first
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Grants the C(use) of a SecurityContextConstraints (SCC) the way C(oc adm policy add-scc-to-user/-group) does in
+    OpenShift 4, through RBAC - the ClusterRole C(system:openshift:scc:<scc>) (created when missing) and a
+    RoleBinding of the same name in the namespace, or a ClusterRoleBinding only with O(cluster_wide=true).
+  - O(state=absent) removes only the named subjects; the binding goes when it is empty, as with oc. Optionally the
+    subjects are also taken out of the SCC's legacy C(users)/C(groups) lists, with a guarded patch that fails
+    rather than overwrite a concurrent change. SCC objects are never changed otherwise.
+  - Refuses broad subjects (C(system:authenticated), C(system:unauthenticated), C(system:serviceaccounts),
+    C(system:serviceaccounts:<namespace>), C(system:anonymous)) unless O(allow_broad_subjects=true).
+  - O(for_workload) names the least-privileged default SCC that would admit a workload's pods and the fields that
+    force it (RV(recommendation)); without O(scc) that SCC is granted, so C(nonroot-v2) is granted where it is
+    enough instead of C(anyuid).
+  - OpenShift is detected by API discovery (its aggregated C(project.openshift.io)/C(route.openshift.io) APIs),
+    not by the SCC API alone, which a CRD can provide. On other clusters the module fails clearly, or with
+    O(fallback=pod_security) sets the equivalent Pod Security level on the namespace instead (and says so).
+options:
+  scc:
+    description: Name of the SCC. Defaults to the recommendation for O(for_workload).
+    type: str
+  state:
+    description: V(present) grants, V(absent) revokes.
+    type: str
+    choices: [present, absent]
+    default: present
+  service_accounts:
+    description: Service accounts as V(namespace/name) (or V(name) with O(namespace)).
+    type: list
+    elements: str
+    default: []
+  users:
+    description: User names.
+    type: list
+    elements: str
+    default: []
+  groups:
+    description: Group names.
+    type: list
+    elements: str
+    default: []
+  namespace:
+    description:
+      - Namespace of the RoleBinding (and of service accounts given without one). Defaults to the namespace of the
+        service accounts when they all share one.
+    type: str
+  cluster_wide:
+    description: Grant through a ClusterRoleBinding (every namespace) instead of a RoleBinding.
+    type: bool
+    default: false
+  allow_broad_subjects:
+    description: Allow subjects that stand for every user or service account (see the description).
+    type: bool
+    default: false
+  remove_from_scc_lists:
+    description: With O(state=absent), also remove the subjects from the SCC's legacy C(users)/C(groups) lists.
+    type: bool
+    default: false
+  for_workload:
+    description:
+      - A workload (Deployment, DaemonSet, StatefulSet, Job, CronJob, Pod), a pod template or spec, or a
+        ClusterServiceVersion, as a dict. The module reports the least-privileged default SCC that admits its pods.
+    type: dict
+  fallback:
+    description:
+      - What to do on a cluster that is not OpenShift. V(none) fails (or, when only an SCC CRD is installed, stores
+        the grant with a warning); V(pod_security) sets the namespace's Pod Security C(enforce) level that admits
+        what the SCC admits (V(baseline) for C(anyuid), V(privileged) for C(privileged)).
+    type: str
+    choices: [none, pod_security]
+    default: none
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubeforge.operators.k8s_auth
+attributes:
+  check_mode:
+    support: full
+    details: Creates, patches and deletes are server-side dry runs.
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+notes:
+  - SCC admission exists only on OpenShift. On other clusters (for example with the SCC CRD installed for tests)
+    the RBAC grant is stored but nothing enforces it.
+seealso:
+  - module: kubeforge.operators.pod_security
+"""
+
+EXAMPLES = r"""
+- name: Let Istio's sidecar injector run as any UID (what oc adm policy add-scc-to-user anyuid does)
+  kubeforge.operators.scc_access:
+    scc: anyuid
+    service_accounts:
+      - istio-system/istio-ingressgateway-service-account
+
+- name: Grant the least-privileged SCC the DaemonSet needs
+  kubeforge.operators.scc_access:
+    for_workload: "{{ lookup('ansible.builtin.file', 'agent-daemonset.yaml') | from_yaml }}"
+    service_accounts:
+      - agents/agent
+
+- name: Take the grant back, also from the SCC's legacy users list
+  kubeforge.operators.scc_access:
+    scc: anyuid
+    state: absent
+    remove_from_scc_lists: true
+    service_accounts:
+      - istio-system/istio-ingressgateway-service-account
+"""
+
+RETURN = r"""
+scc:
+  description: The SCC granted or revoked.
+  returned: always
+  type: str
+binding:
+  description: The RoleBinding or ClusterRoleBinding after the run (C(kind), C(name), C(namespace), C(subjects)); None when removed.
+  returned: when subjects were given on OpenShift or with the SCC API
+  type: dict
+created_cluster_role:
+  description: Name of the ClusterRole the module created.
+  returned: when created
+  type: str
+removed_from_scc_lists:
+  description: Entries removed from the SCC's legacy lists.
+  returned: state is absent
+  type: list
+  elements: str
+recommendation:
+  description:
+    - The least-privileged default SCC for O(for_workload) (C(scc)), why the less privileged ones do not fit
+      (C(reasons), C(rejected)) and the fields that force it (C(fields)).
+  returned: when for_workload is given
+  type: dict
+openshift:
+  description: Whether the cluster is OpenShift (by API discovery).
+  returned: when subjects were given
+  type: bool
+fallback:
+  description: The Pod Security labels set instead of an SCC grant (C(namespace), C(enforce), C(labels), C(violations)).
+  returned: when fallback=pod_security was used
+  type: dict
+diff:
+  description: The binding (or the namespace's Pod Security labels) before and after.
+  returned: when diff mode is on
+  type: dict
+"""
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import apply
+
+
+def argspec():
+    return {
+        "scc": {"type": "str"},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "service_accounts": {"type": "list", "elements": "str", "default": []},
+        "users": {"type": "list", "elements": "str", "default": []},
+        "groups": {"type": "list", "elements": "str", "default": []},
+        "namespace": {"type": "str"},
+        "cluster_wide": {"type": "bool", "default": False},
+        "allow_broad_subjects": {"type": "bool", "default": False},
+        "remove_from_scc_lists": {"type": "bool", "default": False},
+        "for_workload": {"type": "dict"},
+        "fallback": {"type": "str", "choices": ["none", "pod_security"], "default": "none"},
+    }
+
+
+def execute(module):
+    result = apply(module.client, module.params, module.check_mode)
+    if not module._diff:
+        result.pop("diff", None)
+    return result
+
+
+def main():
+    module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
+    module.run(execute)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""scc_access on the testbed: RBAC grants checked with real SubjectAccessReviews, broad subjects refused, legacy
+list cleanup, check mode, idempotence, the least-privilege recommendation and the Pod Security fallback.
+
+The testbed serves the SCC API from OpenShift's CRD, so grants are stored and authorized, but no SCC admission
+enforces them (the module says so); real OpenShift is detected by its aggregated APIs, which the testbed lacks.
+"""
+
+import os
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+pytestmark = pytest.mark.testbed
+
+
+def scc_object(name, users=()):
+    return {
+        "apiVersion": "security.openshift.io/v1",
+        "kind": "SecurityContextConstraints",
+        "metadata": {"name": name},
+        "allowHostDirVolumePlugin": False,
+        "allowHostIPC": False,
+        "allowHostNetwork": False,
+        "allowHostPID": False,
+        "allowHostPorts": False,
+        "allowPrivilegedContainer": False,
+        "allowedCapabilities": None,
+        "defaultAddCapabilities": None,
+        "priority": None,
+        "readOnlyRootFilesystem": False,
+        "requiredDropCapabilities": ["MKNOD"],
+        "runAsUser": {"type": "RunAsAny"},
+        "seLinuxContext": {"type": "MustRunAs"},
+        "users": list(users),
+        "groups": [],
+        "volumes": ["configMap", "emptyDir", "secret"],
+    }
+
+
+@pytest.fixture
+def scc(api):
+    custom = client.CustomObjectsApi(api)
+    name = "kf-test-" + os.urandom(3).hex()
+    yield name, custom
+    for plural, group in (("securitycontextconstraints", "security.openshift.io"),):
+        try:
+            custom.delete_cluster_custom_object(group, "v1", plural, name)
+        except ApiException:
+            pass
+    try:
+        client.RbacAuthorizationV1Api(api).delete_cluster_role("system:openshift:scc:" + name)
+    except ApiException:
+        pass
+
+
+def can_use(api, namespace, sa, scc_name):
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": f"system:serviceaccount:{namespace}:{sa}",
+            "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"],
+            "resourceAttributes": {
+                "group": "security.openshift.io",
+                "resource": "securitycontextconstraints",
+                "name": scc_name,
+                "verb": "use",
+                "namespace": namespace,
+            },
+        },
+    }
+    return client.AuthorizationV1Api(api).create_subject_access_review(review).status.allowed
+
+
+def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, api, scc):
+    name, custom = scc
+    custom.create_cluster_custom_object(
+        "security.openshift.io", "v1", "securitycontextconstraints", scc_object(name, users=[f"system:serviceaccount:{namespace}:legacy"])
+    )
+    args = {"kubeconfig": kubeconfig, "scc": name, "service_accounts": [f"{namespace}/app", f"{namespace}/other"]}
+    assert not can_use(api, namespace, "app", name)
+
+    predicted = run_module("scc_access", args, check_mode=True)
+    assert predicted["changed"] is True and not predicted.get("failed"), predicted
+    assert not can_use(api, namespace, "app", name)
+
+    granted = run_module("scc_access", args, diff=True)
+    assert granted["changed"] is True and granted["openshift"] is False, granted
+    assert granted["binding"]["kind"] == "RoleBinding" and granted["binding"]["namespace"] == namespace
+    assert granted["created_cluster_role"] == f"system:openshift:scc:{name}"
+    assert "no SCC admission enforces it" in str(granted["warnings"])
+    assert can_use(api, namespace, "app", name) and can_use(api, namespace, "other", name)
+    assert run_module("scc_access", args)["changed"] is False
+
+    revoke_one = run_module("scc_access", dict(args, state="absent", service_accounts=[f"{namespace}/app"]))
+    assert revoke_one["changed"] is True and [s["name"] for s in revoke_one["binding"]["subjects"]] == ["other"]
+    assert not can_use(api, namespace, "app", name) and can_use(api, namespace, "other", name)
+
+    legacy = run_module("scc_access", dict(args, state="absent", service_accounts=[f"{namespace}/other", f"{namespace}/legacy"], remove_from_scc_lists=True))
+    assert legacy["changed"] is True and legacy["binding"] is None, legacy
+    assert legacy["removed_from_scc_lists"] == [f"system:serviceaccount:{namespace}:legacy"]
+    assert custom.get_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", name)["users"] == []
+    with pytest.raises(ApiException):
+        client.RbacAuthorizationV1Api(api).read_namespaced_role_binding(f"system:openshift:scc:{name}", namespace)
+    assert run_module("scc_access", dict(args, state="absent"))["changed"] is False
+
+
+def test_broad_subjects_refused(run_module, kubeconfig, namespace, scc):
+    name, custom = scc
+    custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))
+    refused = run_module("scc_access", {"kubeconfig": kubeconfig, "scc": name, "groups": [f"system:serviceaccounts:{namespace}"], "namespace": namespace})
+    assert refused["failed"] and "refusing to grant an SCC" in refused["msg"], refused
+
+
+def test_recommendation_and_pod_security_fallback(run_module, kubeconfig, namespace, api):
+    workload = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx", "securityContext": {"runAsUser": 0}}]}}},
+    }
+    result = run_module(
+        "scc_access",
+        {"kubeconfig": kubeconfig, "for_workload": workload, "service_accounts": [f"{namespace}/web"], "fallback": "pod_security"},
+    )
+    assert not result.get("failed"), result
+    assert result["recommendation"]["scc"] == "anyuid" and result["scc"] == "anyuid"
+    assert result["fallback"]["enforce"] == "baseline"
+    labels = client.CoreV1Api(api).read_namespace(namespace).metadata.labels
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+    undone = run_module(
+        "scc_access", {"kubeconfig": kubeconfig, "scc": "anyuid", "state": "absent", "service_accounts": [f"{namespace}/web"], "fallback": "pod_security"}
+    )
+    assert undone["changed"] is True
+    assert "pod-security.kubernetes.io/enforce" not in (client.CoreV1Api(api).read_namespace(namespace).metadata.labels or {})
