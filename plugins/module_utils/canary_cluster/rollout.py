@@ -1,0 +1,307 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The canary rollout of a DaemonSet on a cluster: the I/O around ``canary.rollout.next_step``.
+
+``run(client, params, check_mode)`` reads the DaemonSet, its pods and its ControllerRevisions, asks the pure core
+what to do, carries the action out (a guarded JSON patch or pod deletions), records a core/v1 Event on the
+DaemonSet and asks again, driven by a watch of the three kinds (``k8s.observe``). A failed guard (the DaemonSet
+changed since it was read) is not an error: the next observation decides again. With ``wait: false`` one action is
+carried out per run; check mode sends the first patch as a server-side dry run and predicts ``changed``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import time
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as canary_observe
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as canary
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
+
+COMPONENT = "kubeforge.operators"
+# Time-based decisions (canary_timeout, rollout_timeout, minReadySeconds) are re-checked this often without events.
+RECHECK_SECONDS = 2
+# A failed resourceVersion guard answers 409 (conflict) or 422 (the JSON patch ``test`` operation failed).
+GUARD_FAILED = (409, 422)
+# Attempts of one run with wait=false or in check mode when the guard keeps failing.
+GUARD_RETRIES = 5
+
+
+class CanaryError(KubeforgeError):
+    """The canary rollout failed, halted or cannot start; ``result`` holds the state (phase, counts, failure)."""
+
+
+def desired_template(live_template, params):
+    """The new pod template: ``template`` as given, or ``images`` (container name -> image) applied to the live one."""
+    if params.get("template") is not None:
+        return params["template"]
+    images = dict(params.get("images") or {})
+    template = copy.deepcopy(live_template or {})
+    spec = template.get("spec") or {}
+    found = set()
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            if container.get("name") in images:
+                container["image"] = images[container["name"]]
+                found.add(container["name"])
+    missing = sorted(set(images) - found)
+    if missing:
+        raise CanaryError(f"the pod template has no container named {', '.join(missing)}")
+    return template
+
+
+def _selector(ds):
+    labels = (((ds.get("spec") or {}).get("selector") or {}).get("matchLabels")) or {}
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items())) or None
+
+
+class Rollout:
+    """One run of the module on one DaemonSet."""
+
+    def __init__(self, client, params, check_mode):
+        self.client = client
+        self.params = params
+        self.check_mode = check_mode
+        self.name, self.namespace = params["name"], params["namespace"]
+        self.ds_resource = find_resource(client, "DaemonSet", "apps/v1")
+        self.pod_resource = find_resource(client, "Pod", "v1")
+        self.events = []
+        self.warnings = []
+        self.acted = False
+        self.desired = None
+        self.last_action = None
+
+    def _desired(self, ds):
+        params = self.params
+        try:
+            batch = canary.max_unavailable_value(params["batch"])
+        except ValueError as exc:
+            raise CanaryError(str(exc)) from exc
+        return canary.Desired(
+            template=desired_template((ds.get("spec") or {}).get("template"), params),
+            batch=batch,
+            canary_timeout=params["canary_timeout"],
+            rollout_timeout=params["rollout_timeout"],
+            crash_restarts=params["crash_restarts"],
+            on_failure=params["on_failure"],
+            wait=params["wait"],
+            canary_nodes=tuple(params.get("canary_nodes") or ()),
+            pause_after_canary=params["pause_after_canary"],
+        )
+
+    def read(self):
+        """One observation by plain GET/LIST: ``(ds, pods, revisions)``."""
+        ds = get_object(self.client, self.ds_resource, self.name, self.namespace)
+        if ds is None:
+            raise CanaryError(f"DaemonSet {self.namespace}/{self.name} not found")
+        selector = _selector(ds)
+        pods = self._list("Pod", "v1", selector)
+        revisions = self._list("ControllerRevision", "apps/v1", selector)
+        return ds, pods, revisions
+
+    def _list(self, kind, api_version, selector):
+        resource = find_resource(self.client, kind, api_version)
+        params = {"label_selector": selector} if selector else {}
+        try:
+            return list(to_dict(resource.get(namespace=self.namespace, **params)).get("items") or [])
+        except Exception as exc:
+            raise K8sError(f"Failed to list {kind} in {self.namespace}: {exc}") from exc
+
+    def decide(self, ds, pods, revisions):
+        if self.desired is None:
+            self.desired = self._desired(ds)
+        observed = canary_observe.observe(ds, pods, revisions, now=time.time())
+        return observed, canary.next_step(self.desired, observed)
+
+    def carry_out(self, ds, action):
+        """Carry ``action`` out; True when done, False when the guard failed (observe again)."""
+        if action.kind == canary.PATCH:
+            try:
+                patch_object(self.client, self.ds_resource, self.name, action.patch, self.namespace, patch_type="json")
+            except K8sError as exc:
+                if exc.status in GUARD_FAILED:
+                    return False
+                raise
+        elif action.kind == canary.DELETE_PODS:
+            for pod in action.pods:
+                delete_object(self.client, self.pod_resource, pod, self.namespace)
+        else:
+            return True
+        self.acted = True
+        self.last_action = action
+        if action.event is not None and not self.check_mode:
+            self.record(ds, action.event)
+        return True
+
+    def record(self, ds, event):
+        meta = ds.get("metadata") or {}
+        now = canary.format_time(time.time())
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{self.name}.", "namespace": self.namespace},
+            "involvedObject": {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "name": self.name,
+                "namespace": self.namespace,
+                "uid": meta.get("uid"),
+            },
+            "reason": event.reason,
+            "message": event.message[:1024],
+            "type": event.type,
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
+            "reportingInstance": COMPONENT,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        self.events.append({"type": event.type, "reason": event.reason, "message": event.message})
+        try:
+            create_object(self.client, find_resource(self.client, "Event", "v1"), body, self.namespace)
+        except K8sError as exc:
+            self.warnings.append(f"could not record the event {event.reason}: {exc}")
+
+    def fail(self, observed, action):
+        result = self.result(observed, action)
+        raise CanaryError(action.message, result=result)
+
+    def result(self, observed, action, phase=None):
+        ds = observed.daemonset
+        summary = canary.summary(observed)
+        annotations = {k: v for k, v in (ds.annotations or {}).items() if k in canary.ANNOTATIONS}
+        if phase is None:
+            phase = "done" if action.kind == canary.DONE else (ds.annotations or {}).get(canary.PHASE) or action.phase or "done"
+        return {
+            "changed": self.acted,
+            "phase": phase,
+            "daemonset": {
+                "name": ds.name,
+                "namespace": ds.namespace,
+                "generation": ds.generation,
+                "strategy": ds.strategy,
+                "annotations": annotations,
+            },
+            "desired_number_scheduled": summary["desired_number_scheduled"],
+            "updated_number_scheduled": summary["updated_number_scheduled"],
+            "number_available": summary["number_available"],
+            "revision_hash": summary["revision_hash"],
+            "events": self.events,
+            "failure": summary["failure"],
+            "message": self.last_action.message if action.kind == canary.DONE and self.last_action is not None else action.message,
+        }
+
+
+def _diff_view(ds):
+    spec = (ds or {}).get("spec") or {}
+    return {"template": spec.get("template"), "updateStrategy": spec.get("updateStrategy")}
+
+
+def _patched_view(ds, patch):
+    view = copy.deepcopy(_diff_view(ds))
+    for op in patch or []:
+        if op["path"] == "/spec/template":
+            view["template"] = op["value"]
+        elif op["path"] == "/spec/updateStrategy":
+            view["updateStrategy"] = op["value"]
+    return view
+
+
+def _one_step(rollout):
+    """Check mode and ``wait: false``: observe once, carry out one action (retrying a failed guard)."""
+    for _attempt in range(GUARD_RETRIES):
+        ds, pods, revisions = rollout.read()
+        observed, action = rollout.decide(ds, pods, revisions)
+        if action.kind in (canary.FAIL, canary.HALTED):
+            rollout.fail(observed, action)
+        if rollout.carry_out(ds, action):
+            return ds, observed, action
+    raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} kept changing while the rollout tried to patch it ({GUARD_RETRIES} attempts)")
+
+
+def _watch(rollout, timeout):
+    """``wait: true``: watch the DaemonSet, its pods and ControllerRevisions and act until a terminal action."""
+    ds, _pods, _revisions = rollout.read()
+    selector = _selector(ds)
+    sources = [
+        Source("daemonset", "apps/v1", "DaemonSet", rollout.namespace, rollout.name),
+        Source("pods", "v1", "Pod", rollout.namespace, label_selector=selector),
+        Source("revisions", "apps/v1", "ControllerRevision", rollout.namespace, label_selector=selector),
+    ]
+    state = {}
+
+    def on_change(snapshot):
+        ds = (snapshot.get("daemonset") or {}).get(rollout.name)
+        if ds is None:
+            raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} was deleted during the rollout")
+        observed, action = rollout.decide(ds, list((snapshot.get("pods") or {}).values()), list((snapshot.get("revisions") or {}).values()))
+        state["observed"], state["action"] = observed, action
+        if action.kind in (canary.FAIL, canary.HALTED):
+            rollout.fail(observed, action)
+        if action.kind in (canary.DONE, canary.PAUSE):
+            return ds, observed, action
+        rollout.carry_out(ds, action)  # a failed guard: the next event brings the new state
+        return None
+
+    def on_timeout(snapshot):
+        if "observed" not in state:
+            return {}
+        return rollout.result(state["observed"], state["action"])
+
+    try:
+        return observe(rollout.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS)
+    except ResourceTimeoutError as exc:
+        action = state.get("action")
+        exc.msg = f"Timed out after {timeout}s in the canary rollout of DaemonSet {rollout.namespace}/{rollout.name}" + (
+            f", waiting for {action.message}" if action is not None and action.kind == canary.WAIT else ""
+        )
+        exc.args = (exc.msg,)
+        raise
+
+
+def run(client, params, check_mode):
+    """Carry out the canary rollout ``params`` (the module's options) describe; returns the module result."""
+    started = time.monotonic()
+    rollout = Rollout(client, params, check_mode)
+    before = get_object(client, rollout.ds_resource, rollout.name, rollout.namespace)
+    if before is None:
+        raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} not found")
+    resumed = bool(((before.get("metadata") or {}).get("annotations") or {}).get(canary.PHASE))
+
+    try:
+        if check_mode or not params["wait"]:
+            ds, observed, action = _one_step(rollout)
+        else:
+            ds, observed, action = _watch(rollout, params["wait_timeout"])
+    except KubeforgeError as exc:
+        exc.result.setdefault("duration", round(time.monotonic() - started, 3))
+        raise
+
+    if check_mode:
+        done = action.kind == canary.DONE or (action.kind == canary.PATCH and action.phase is None)
+        result = rollout.result(observed, action, phase=action.phase or ("done" if done else None))
+        result["changed"] = action.kind not in (canary.DONE, canary.PAUSE)
+        after_view = _patched_view(ds, action.patch)
+    else:
+        if not params["wait"] and action.kind in (canary.PATCH, canary.DELETE_PODS):
+            ds, pods, revisions = rollout.read()
+            observed = canary_observe.observe(ds, pods, revisions, now=time.time())
+            if action.phase in (canary.HALTED_PHASE, canary.ROLLED_BACK):
+                rollout.fail(observed, action)
+        result = rollout.result(observed, action)
+        result["changed"] = rollout.acted or (resumed and action.kind == canary.DONE)
+        after_view = _diff_view(get_object(client, rollout.ds_resource, rollout.name, rollout.namespace) or ds)
+    result["duration"] = round(time.monotonic() - started, 3)
+    if rollout.warnings:
+        result["warnings"] = rollout.warnings
+    if result["changed"]:
+        result["diff"] = {"before": _diff_view(before), "after": after_view}
+    return result

@@ -1,0 +1,252 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: daemonset_canary
+short_description: Roll a new pod template out to a DaemonSet through one canary node first, resumably
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Updates the pod template of a DaemonSet the way KubeVirt upgrades virt-handler. One guarded patch sets the new
+    template together with C(maxUnavailable=1), so the DaemonSet controller replaces the pod of one node only (the
+    canary). Once a pod of the new revision is available, the rollout continues in batches of O(batch) nodes; when
+    every node runs the new revision, the original C(updateStrategy) is restored.
+  - A new pod in C(CrashLoopBackOff) with O(crash_restarts) restarts or more, a pod stuck pulling its image, or
+    O(canary_timeout) / O(rollout_timeout) expiring fail the rollout. With O(on_failure=halt), C(maxUnavailable)
+    stays 1 and the failing pod is unavailable, so no other node is touched; with O(on_failure=rollback), the
+    template of the previous ControllerRevision is applied again (like C(kubectl rollout undo)) and the strategy is
+    restored.
+  - The progress is kept in C(operators.kubeforge.io/canary-*) annotations of the DaemonSet, so a run that was
+    interrupted, or a run with O(wait=false) (one step per run, for operator reconciles), is resumed by the next run.
+    Every patch is a JSON patch guarded by the DaemonSet's C(resourceVersion); when someone else changed the
+    DaemonSet meanwhile, the module reads it again and decides again.
+  - Every step is recorded as a core/v1 Event on the DaemonSet (source component C(kubeforge.operators)).
+options:
+  name:
+    description: Name of the DaemonSet.
+    type: str
+    required: true
+  namespace:
+    description: Namespace of the DaemonSet.
+    type: str
+    required: true
+  template:
+    description:
+      - The complete new pod template (C(spec.template)).
+      - Mutually exclusive with O(images); one of them is required.
+    type: dict
+  images:
+    description:
+      - Container name to new image, applied to the DaemonSet's current pod template (containers and init
+        containers).
+      - Mutually exclusive with O(template).
+    type: dict
+  batch:
+    description:
+      - How many nodes may be updated at once after the canary passed (the C(maxUnavailable) of the fast phase), as
+        a number of nodes (V(3)) or a percentage of the scheduled nodes, rounded up (V(10%)).
+    type: str
+    default: "10%"
+  canary_timeout:
+    description: Seconds the canary pod may take to become available before the rollout fails.
+    type: int
+    default: 300
+  rollout_timeout:
+    description: Seconds the fast phase may take until every node runs the new revision before the rollout fails.
+    type: int
+    default: 1800
+  crash_restarts:
+    description: A new pod in C(CrashLoopBackOff) with at least this many container restarts fails the rollout.
+    type: int
+    default: 3
+  on_failure:
+    description:
+      - V(halt) leaves the DaemonSet with C(maxUnavailable=1) and the new template, one node running the failing
+        revision, and fails (RV(phase=halted)); a later run with a fixed template starts a new rollout.
+      - V(rollback) applies the previous revision's template again, waits for it on every node, restores the
+        strategy and fails (RV(phase=rolledback)).
+    type: str
+    choices: [halt, rollback]
+    default: halt
+  canary_nodes:
+    description:
+      - Node-selective mode. The canary pods are the ones on these nodes. The first patch sets
+        C(updateStrategy=OnDelete), the module deletes the old pods of these nodes, waits for their new pods and
+        then deletes the old pods of the other nodes in batches of O(batch).
+      - Without it, the controller picks the canary node (RollingUpdate with C(maxUnavailable=1)).
+    type: list
+    elements: str
+  pause_after_canary:
+    description:
+      - Stop once the canary passed (C(updateStrategy=OnDelete) meanwhile, RV(phase=paused)); a later run with
+        V(false) continues.
+    type: bool
+    default: false
+  wait:
+    description:
+      - Wait until the rollout is done (or failed).
+      - With V(false), the module carries out one step and returns; RV(phase) tells where the rollout stands, and
+        running it again continues.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait with O(wait=true). On timeout the module fails with the state it saw last.
+    type: int
+    default: 3600
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubeforge.operators.k8s_auth
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The next patch is sent as a server-side dry run; C(changed) predicts whether a run would change anything.
+        Nothing is waited for.
+  diff_mode:
+    support: full
+    details: The pod template and update strategy before and after.
+  platform:
+    platforms: posix
+notes:
+  - Changing the template of a DaemonSet during a rollout by other means makes the module stop with an error
+    rather than continue with a template it did not check.
+seealso:
+  - name: DaemonSet rolling updates
+    description: Kubernetes documentation of DaemonSet update strategies.
+    link: https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/
+"""
+
+EXAMPLES = r"""
+- name: Roll the agent image out, one canary node first, then 10% of the nodes at a time
+  kubeforge.operators.daemonset_canary:
+    name: node-agent
+    namespace: kube-system
+    images:
+      agent: registry.example.com/agent:v2
+
+- name: Roll back automatically when the canary fails
+  kubeforge.operators.daemonset_canary:
+    name: node-agent
+    namespace: kube-system
+    images:
+      agent: registry.example.com/agent:v3
+    batch: "25%"
+    canary_timeout: 120
+    on_failure: rollback
+
+- name: One step per run (an operator reconcile), until the rollout is done
+  kubeforge.operators.daemonset_canary:
+    name: node-agent
+    namespace: kube-system
+    images:
+      agent: registry.example.com/agent:v2
+    wait: false
+  register: step
+  until: step.phase == "done"
+  retries: 60
+  delay: 5
+"""
+
+RETURN = r"""
+phase:
+  description:
+    - Where the rollout stands after the run. V(done) (every node runs the template, strategy restored),
+      V(canary), V(fast) (in progress, with O(wait=false)), V(paused), V(halted) or V(rolledback).
+  returned: always
+  type: str
+  sample: done
+daemonset:
+  description: The DaemonSet, trimmed to C(name), C(namespace), C(generation), C(strategy) and its canary annotations.
+  returned: always
+  type: dict
+  sample: {"name": "node-agent", "namespace": "kube-system", "generation": 4, "annotations": {},
+           "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}}
+desired_number_scheduled:
+  description: C(status.desiredNumberScheduled) of the DaemonSet.
+  returned: always
+  type: int
+updated_number_scheduled:
+  description: C(status.updatedNumberScheduled) of the DaemonSet.
+  returned: always
+  type: int
+number_available:
+  description: C(status.numberAvailable) of the DaemonSet.
+  returned: always
+  type: int
+revision_hash:
+  description: The C(controller-revision-hash) of the DaemonSet's current template.
+  returned: always
+  type: str
+events:
+  description: The Events the run recorded on the DaemonSet, in order (C(type), C(reason), C(message)).
+  returned: always
+  type: list
+  elements: dict
+failure:
+  description: Why the rollout failed (also in C(msg) when the module fails).
+  returned: always
+  type: str
+message:
+  description: What the last step did or waits for.
+  returned: always
+  type: str
+duration:
+  description: Seconds the run took.
+  returned: always
+  type: float
+diff:
+  description: The pod template and update strategy before and after.
+  returned: when changed and diff mode is on
+  type: dict
+"""
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.rollout import run
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+
+
+def argspec():
+    return {
+        "name": {"type": "str", "required": True},
+        "namespace": {"type": "str", "required": True},
+        "template": {"type": "dict"},
+        "images": {"type": "dict"},
+        "batch": {"type": "str", "default": "10%"},
+        "canary_timeout": {"type": "int", "default": 300},
+        "rollout_timeout": {"type": "int", "default": 1800},
+        "crash_restarts": {"type": "int", "default": 3},
+        "on_failure": {"type": "str", "choices": ["halt", "rollback"], "default": "halt"},
+        "canary_nodes": {"type": "list", "elements": "str"},
+        "pause_after_canary": {"type": "bool", "default": False},
+        "wait": {"type": "bool", "default": True},
+        "wait_timeout": {"type": "int", "default": 3600},
+    }
+
+
+def execute(module):
+    result = run(module.client, module.params, module.check_mode)
+    if not module._diff:
+        result.pop("diff", None)
+    return result
+
+
+def main():
+    module = KubeforgeModule(
+        argument_spec=argspec(),
+        wait=True,
+        mutually_exclusive=[("template", "images")],
+        required_one_of=[("template", "images")],
+        supports_check_mode=True,
+    )
+    module.run(execute)
+
+
+if __name__ == "__main__":
+    main()

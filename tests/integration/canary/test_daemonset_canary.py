@@ -1,0 +1,221 @@
+"""daemonset_canary against the testbed's real DaemonSet controller on 20 KWOK nodes: a full rollout and its
+idempotence, check mode, a crash-looping canary halted on one node, rollback, one step per run (wait=false), and
+resuming after the module process was killed mid-rollout."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from kubernetes import client
+
+pytestmark = pytest.mark.testbed
+
+NODES = 20
+V1 = "example.invalid/kubeforge/agent:v1"
+V2 = "example.invalid/kubeforge/agent:v2"
+CRASHLOOP = "example.invalid/kubeforge/crashloop:v1"
+PREFIX = "operators.kubeforge.io/canary-"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+COLLECTIONS_DIR = os.path.join(ROOT, ".build", "collections")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nodes(testbed):
+    testbed.scale_nodes(NODES)
+
+
+def daemonset(name, max_unavailable=3):
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"nodeSelector": {"type": "kwok"}, "containers": [{"name": "agent", "image": V1}]},
+            },
+        },
+    }
+
+
+def wait_settled(apps, namespace, name, timeout=60):
+    """Wait until the controller observed the DaemonSet and every scheduled node runs an available updated pod."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ds = apps.read_namespaced_daemon_set(name, namespace)
+        st = ds.status
+        if (
+            (st.observed_generation or 0) >= ds.metadata.generation
+            and (st.desired_number_scheduled or 0) >= NODES
+            and st.updated_number_scheduled == st.desired_number_scheduled == st.number_available
+        ):
+            return ds
+        assert time.monotonic() < deadline, f"DaemonSet {name} did not settle: {st}"
+        time.sleep(0.5)
+
+
+def create_daemonset(api, namespace, name, max_unavailable=3):
+    apps = client.AppsV1Api(api)
+    apps.create_namespaced_daemon_set(namespace, daemonset(name, max_unavailable))
+    return wait_settled(apps, namespace, name)
+
+
+def pods_by_image(api, namespace, name):
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"app={name}").items
+    result = {}
+    for pod in pods:
+        if pod.metadata.deletion_timestamp is None:
+            result.setdefault(pod.spec.containers[0].image, set()).add(pod.spec.node_name)
+    return result
+
+
+def canary_annotations(ds):
+    return {k: v for k, v in (ds.metadata.annotations or {}).items() if k.startswith(PREFIX)}
+
+
+def test_rollout_check_mode_and_idempotence(run_module, kubeconfig, namespace, api):
+    apps = client.AppsV1Api(api)
+    before = create_daemonset(api, namespace, "agent")
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "50%"}
+
+    predicted = run_module("daemonset_canary", args, check_mode=True, diff=True)
+    assert not predicted.get("failed"), predicted
+    assert predicted["changed"] is True and predicted["phase"] == "canary", predicted
+    assert predicted["diff"]["after"]["template"]["spec"]["containers"][0]["image"] == V2
+    assert predicted["diff"]["after"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": 1}
+    unchanged = apps.read_namespaced_daemon_set("agent", namespace)
+    assert unchanged.metadata.generation == before.metadata.generation and not canary_annotations(unchanged)
+
+    done = run_module("daemonset_canary", args, diff=True)
+    assert not done.get("failed"), done
+    assert done["changed"] is True and done["phase"] == "done", done
+    assert [e["reason"] for e in done["events"]] == ["CanaryStarted", "CanaryPassed", "CanaryCompleted"], done["events"]
+    ds = wait_settled(apps, namespace, "agent")
+    assert ds.status.desired_number_scheduled >= NODES
+    images = pods_by_image(api, namespace, "agent")
+    assert set(images) == {V2} and len(images[V2]) == ds.status.desired_number_scheduled, images
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3
+    assert not canary_annotations(ds)
+    recorded = client.CoreV1Api(api).list_namespaced_event(namespace, field_selector="involvedObject.name=agent,source=kubeforge.operators").items
+    assert {"CanaryStarted", "CanaryPassed", "CanaryCompleted"} <= {e.reason for e in recorded}
+
+    again = run_module("daemonset_canary", args)
+    assert again["changed"] is False and again["phase"] == "done" and again["events"] == [], again
+    assert apps.read_namespaced_daemon_set("agent", namespace).metadata.generation == ds.metadata.generation
+
+
+def test_crashloop_halts_on_one_node(run_module, kubeconfig, namespace, api):
+    apps = client.AppsV1Api(api)
+    create_daemonset(api, namespace, "agent")
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": CRASHLOOP}, "canary_timeout": 60}
+
+    failed = run_module("daemonset_canary", args)
+    assert failed.get("failed") and failed["phase"] == "halted", failed
+    assert "CrashLoopBackOff" in failed["msg"] and failed["failure"], failed
+    time.sleep(2)  # the controller must not replace any other pod meanwhile
+    ds = apps.read_namespaced_daemon_set("agent", namespace)
+    images = pods_by_image(api, namespace, "agent")
+    assert len(images.get(CRASHLOOP, ())) == 1, images
+    assert len(images[V1]) == ds.status.desired_number_scheduled - 1, images
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 1
+    assert ds.metadata.annotations[PREFIX + "phase"] == "halted"
+
+    again = run_module("daemonset_canary", args)
+    assert again.get("failed") and again["phase"] == "halted" and again["changed"] is False, again
+
+
+def test_rollback_restores_the_old_template(run_module, kubeconfig, namespace, api):
+    apps = client.AppsV1Api(api)
+    create_daemonset(api, namespace, "agent")
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": CRASHLOOP}, "on_failure": "rollback"}
+
+    failed = run_module("daemonset_canary", args)
+    assert failed.get("failed") and failed["phase"] == "rolledback", failed
+    assert [e["reason"] for e in failed["events"]] == ["CanaryStarted", "CanaryRollingBack", "CanaryRolledBack"], failed["events"]
+    ds = wait_settled(apps, namespace, "agent")
+    images = pods_by_image(api, namespace, "agent")
+    assert set(images) == {V1} and len(images[V1]) == ds.status.desired_number_scheduled, images
+    assert ds.spec.template.spec.containers[0].image == V1
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3
+    assert ds.metadata.annotations[PREFIX + "phase"] == "rolledback"
+
+
+def test_canary_nodes_pause_and_continue(run_module, kubeconfig, namespace, api):
+    apps = client.AppsV1Api(api)
+    create_daemonset(api, namespace, "agent")
+    canaries = ["kwok-node-3", "kwok-node-7"]
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "25%", "canary_nodes": canaries}
+
+    paused = run_module("daemonset_canary", dict(args, pause_after_canary=True))
+    assert not paused.get("failed"), paused
+    assert paused["changed"] is True and paused["phase"] == "paused", paused
+    time.sleep(1)  # OnDelete: nothing else may be replaced meanwhile
+    ds = apps.read_namespaced_daemon_set("agent", namespace)
+    images = pods_by_image(api, namespace, "agent")
+    assert images[V2] == set(canaries) and len(images[V1]) == ds.status.desired_number_scheduled - 2, images
+    assert ds.spec.update_strategy.type == "OnDelete"
+
+    done = run_module("daemonset_canary", args)
+    assert not done.get("failed"), done
+    assert done["changed"] is True and done["phase"] == "done", done
+    ds = wait_settled(apps, namespace, "agent")
+    assert set(pods_by_image(api, namespace, "agent")) == {V2}
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3 and not canary_annotations(ds)
+
+
+def start_module(tmp_path, args):
+    args_file = tmp_path / "killed-args.json"
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_tmpdir=str(tmp_path))}))
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "ansible_collections.kubeforge.operators.plugins.modules.daemonset_canary", str(args_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def test_one_step_per_run_and_resume_after_kill(run_module, kubeconfig, namespace, api, tmp_path):
+    apps = client.AppsV1Api(api)
+    create_daemonset(api, namespace, "agent", max_unavailable=1)
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "50%", "wait": False}
+
+    phases = []
+    for _run in range(60):
+        step = run_module("daemonset_canary", args)
+        assert not step.get("failed"), step
+        phases.append(step["phase"])
+        if step["phase"] == "done":
+            break
+        time.sleep(0.5)
+    assert phases[-1] == "done" and "canary" in phases and "fast" in phases, phases
+    assert len(phases) >= 3
+    ds = wait_settled(apps, namespace, "agent")
+    assert set(pods_by_image(api, namespace, "agent")) == {V2}
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 1 and not canary_annotations(ds)
+
+    # Kill a waiting run mid-rollout (SIGKILL: nothing is cleaned up), then run again: it resumes from the annotations.
+    proc = start_module(tmp_path, dict(args, images={"agent": V1}, batch="1", wait=True))
+    deadline = time.monotonic() + 30
+    while canary_annotations(apps.read_namespaced_daemon_set("agent", namespace)).get(PREFIX + "phase") != "fast":
+        assert time.monotonic() < deadline and proc.poll() is None, "the rollout did not reach the fast phase"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    interrupted = apps.read_namespaced_daemon_set("agent", namespace)
+    assert canary_annotations(interrupted)[PREFIX + "phase"] == "fast"
+
+    resumed = run_module("daemonset_canary", dict(args, images={"agent": V1}, batch="1", wait=True))
+    assert not resumed.get("failed"), resumed
+    assert resumed["changed"] is True and resumed["phase"] == "done", resumed
+    assert "CanaryStarted" not in [e["reason"] for e in resumed["events"]], resumed["events"]
+    ds = wait_settled(apps, namespace, "agent")
+    assert set(pods_by_image(api, namespace, "agent")) == {V1}
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 1 and not canary_annotations(ds)
