@@ -77,7 +77,8 @@ def run_module(module, execute, requirements=()):
     """Run ``execute(module)`` and exit with its result dict, or fail with :func:`failure_from_exception`.
 
     ``requirements``: ``(library name, import traceback or None)`` pairs; a missing library fails first, with
-    Ansible's standard message. A ``warnings`` list in the result goes to ``module.warn``.
+    Ansible's standard message. A ``warnings`` list in the result goes to ``module.warn``; a ``diff`` is dropped
+    unless the module runs in diff mode.
     """
     for library, import_error in requirements:
         if import_error:
@@ -89,5 +90,7 @@ def run_module(module, execute, requirements=()):
         return  # fail_json exits; reached only with test doubles that return
     for warning in result.pop("warnings", None) or ():
         module.warn(warning)
+    if not getattr(module, "_diff", False):
+        result.pop("diff", None)  # returned only in diff mode, like Ansible's own modules
     result.setdefault("changed", False)
     module.exit_json(**result)

@@ -231,10 +231,7 @@ def argspec():
 
 
 def execute(module):
-    result = run(module.client, module.params, module.check_mode)
-    if not module._diff:
-        result.pop("diff", None)
-    return result
+    return run(module.client, module.params, module.check_mode)
 
 
 def main():

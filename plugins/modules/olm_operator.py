@@ -269,12 +269,8 @@ def execute(module):
         params["approval"] = "Manual" if params.get("version") else "Automatic"
     cluster = Cluster(module.client)
     if params["state"] == "absent":
-        result = uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
-    else:
-        result = install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
-    if not module._diff:
-        result.pop("diff", None)
-    return result
+        return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+    return install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
 
 
 def main():

@@ -160,10 +160,7 @@ def argspec():
 
 
 def execute(module):
-    result = apply(module.client, module.params, module.check_mode)
-    if not module._diff:
-        result.pop("diff", None)
-    return result
+    return apply(module.client, module.params, module.check_mode)
 
 
 def main():

@@ -31,11 +31,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import calendar
 import hashlib
 import json
 import time
 from collections import namedtuple
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 
 PREFIX = "operators.kubeforge.io/"
 PHASE = PREFIX + "canary-phase"
@@ -134,16 +135,6 @@ Action.__new__.__defaults__ = (None, None, (), None, None)
 def format_time(epoch):
     """RFC 3339 UTC (``2026-11-23T15:33:10Z``) of epoch seconds."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))
-
-
-def parse_time(value):
-    """Epoch seconds of a Kubernetes timestamp (``2026-11-23T15:33:10Z``), or None."""
-    if not value:
-        return None
-    try:
-        return calendar.timegm(time.strptime(str(value).split(".", maxsplit=1)[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S"))
-    except ValueError:
-        return None
 
 
 def template_hash(template):

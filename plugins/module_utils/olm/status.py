@@ -14,9 +14,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import calendar
-import time
 from collections import namedtuple
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 
 Problem = namedtuple("Problem", ["name", "reason", "message"])
 
@@ -120,16 +120,6 @@ CSV_RETRIED_REASONS = frozenset(
     )
 )
 CSV_RETRY_GRACE_SECONDS = 30
-
-
-def parse_time(value):
-    """Seconds since the epoch of a Kubernetes timestamp (``2026-11-23T15:33:10Z``), or None."""
-    if not value:
-        return None
-    try:
-        return calendar.timegm(time.strptime(str(value).split(".", maxsplit=1)[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S"))
-    except ValueError:
-        return None
 
 
 def csv_failure_is_retried(csv, now):

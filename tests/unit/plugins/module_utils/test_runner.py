@@ -82,6 +82,15 @@ def test_run_module_exits_with_result_and_warnings():
     assert module.exited == {"x": 1, "changed": False} and module.warnings == ["w1"]
 
 
+@pytest.mark.parametrize("diff_mode, kept", [(True, True), (False, False)])
+def test_run_module_returns_diff_only_in_diff_mode(diff_mode, kept):
+    module = FakeModule()
+    module._diff = diff_mode
+    with pytest.raises(Exited):
+        run_module(module, lambda m: {"changed": True, "diff": {"before": {}, "after": {"a": 1}}})
+    assert ("diff" in module.exited) is kept and module.exited["changed"] is True
+
+
 def test_run_module_fails_from_exception_and_missing_library():
     module = FakeModule()
 

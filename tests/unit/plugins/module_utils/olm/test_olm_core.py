@@ -593,7 +593,7 @@ def test_failures_olm_retries_get_a_grace_period(reason, now, kind):
     assert olm.next_step(MANUAL_V2, seen).kind == kind
 
 
-def test_parse_time():
+def test_parse_time_from_the_shared_helper():
     assert st.parse_time("1970-01-01T00:01:00Z") == 60
     assert st.parse_time("1970-01-01T00:01:00.123456Z") == 60
     assert st.parse_time("yesterday") is None and st.parse_time(None) is None
