@@ -43,6 +43,8 @@ options:
     description:
       - Base URL of the release downloads. C(crds.yaml) and C(olm.yaml) are fetched from
         C(<manifests_url>/<version>/), as C(install.sh) does; point it at a mirror of the GitHub releases.
+      - A URL with credentials in it (C(https://user:password@host)) is refused, since the URL is returned in
+        RV(source).
       - Must be V(https://) (certificates are verified against the system trust store); plain V(http://) is only
         accepted for a loopback address. Redirects to non-HTTPS locations are refused.
     type: str

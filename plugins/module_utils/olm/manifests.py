@@ -41,6 +41,7 @@ except ImportError:
     _Loader = None
     YAML_IMPORT_ERROR = traceback.format_exc()
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import redact_userinfo
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 
 DEFAULT_VERSION = "v0.46.0"
@@ -109,20 +110,23 @@ def check_url(url):
     """
     if not isinstance(url, str):
         raise ManifestError("manifests_url must be a string")
+    shown = excerpt(redact_userinfo(url))  # messages and results never carry a password written into the URL
     try:
         parts = urlsplit(url)
         host = parts.hostname
-    except ValueError as exc:
-        raise ManifestError(f"manifests_url {excerpt(url)!r} is not a valid URL: {exc}") from None
+    except ValueError:
+        raise ManifestError(f"manifests_url {shown!r} is not a valid URL") from None
+    if parts.username is not None or parts.password is not None:
+        raise ManifestError(f"manifests_url {shown!r} carries credentials: the URL is returned in results; use a mirror that needs none")
     if not host:
-        raise ManifestError(f"manifests_url {excerpt(url)!r} must be an https:// URL")
+        raise ManifestError(f"manifests_url {shown!r} must be an https:// URL")
     if parts.scheme == "https":
         return url
     if parts.scheme == "http":
         if host in _LOOPBACK_HOSTS:
             return url
-        raise ManifestError(f"manifests_url {excerpt(url)!r} uses plain HTTP: only https:// (or http:// to a loopback address) is allowed")
-    raise ManifestError(f"manifests_url {excerpt(url)!r} must be an https:// URL")
+        raise ManifestError(f"manifests_url {shown!r} uses plain HTTP: only https:// (or http:// to a loopback address) is allowed")
+    raise ManifestError(f"manifests_url {shown!r} must be an https:// URL")
 
 
 def manifest_urls(base_url, version):

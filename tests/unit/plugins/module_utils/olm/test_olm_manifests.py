@@ -192,6 +192,15 @@ def test_check_url(url, ok):
             mf.check_url(url)
 
 
+@pytest.mark.parametrize(
+    "url", ["https://bob:s3cret-Pa55@mirror.example.com/olm", "http://bob:s3cret-Pa55@mirror.example.com/olm", "https://token@mirror.example.com/olm"]
+)
+def test_check_url_refuses_credentials_without_showing_them(url):
+    with pytest.raises(ManifestError) as caught:
+        mf.check_url(url)
+    assert "s3cret" not in str(caught.value) and "carries credentials" in str(caught.value)
+
+
 def apiservice(name, service):
     return {
         "apiVersion": "apiregistration.k8s.io/v1",
