@@ -232,16 +232,20 @@ def test_remove_crds_deletes_operands_then_crds(run_module, kubeconfig, catalog_
     assert removed["removed"]["crds"] == ["kubedemoaddons.demo.kubeforge.io"]
     assert removed["removed"]["subscription"] == "kube-demo-addon"
     extensions = client.ApiextensionsV1Api(api)
-    deadline = time.monotonic() + 60
+    # Cluster-scoped: the API server finalizes the CRD after removing its custom resources everywhere, which can
+    # take a while on a loaded machine.
+    deadline = time.monotonic() + 180
+    crd = None
     while time.monotonic() < deadline:
         try:
-            extensions.read_custom_resource_definition("kubedemoaddons.demo.kubeforge.io")
+            crd = extensions.read_custom_resource_definition("kubedemoaddons.demo.kubeforge.io")
         except ApiException as exc:
             assert exc.status == 404
             break
         time.sleep(0.5)
     else:
-        raise AssertionError("the CRD was not deleted")
+        meta = crd.metadata
+        raise AssertionError(f"the CRD was not deleted: created {meta.creation_timestamp}, deletion {meta.deletion_timestamp}, finalizers {meta.finalizers}")
     # The dependency OLM installed (kube-demo, its own Subscription) stays.
     assert [s["spec"]["name"] for s in items(custom, ns, "subscriptions")] == ["kube-demo"]
 
