@@ -240,6 +240,7 @@ bench-olm: collection-link testbed-deps ## Benchmark olm_operator against kubern
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
 	$(MAKE) testbed-build
 	$(MAKE) testbed-up
+	$(TESTBED) scale 10
 	$(VENV)/bin/ansible-playbook playbooks/demo.yml -e @"$$($(TESTBED) ansible-vars)"
 
 # ---------------------------------------------------------------------------------------------------------------
