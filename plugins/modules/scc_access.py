@@ -26,6 +26,10 @@ description:
   - O(for_workload) names the least-privileged default SCC that would admit a workload's pods and the fields that
     force it (RV(recommendation)); without O(scc) that SCC is granted, so C(nonroot-v2) is granted where it is
     enough instead of C(anyuid).
+  - O(pin_workloads) pins workloads to the SCC with the C(openshift.io/required-scc) annotation on their pod
+    templates (OpenShift 4.14+ then tries only that SCC for their pods, so a broader SCC the service account may also
+    use, such as C(anyuid) with priority 10, cannot take them); O(state=absent) removes the annotation where it names
+    this SCC.
   - OpenShift is detected by API discovery (its aggregated C(project.openshift.io)/C(route.openshift.io) APIs),
     not by the SCC API alone, which a CRD can provide. On other clusters the module fails clearly, or with
     O(fallback=pod_security) sets the equivalent Pod Security level on the namespace instead (and says so).
@@ -83,6 +87,34 @@ options:
     type: str
     choices: [none, pod_security]
     default: none
+  pin_workloads:
+    description:
+      - Workloads whose pod template gets the annotation C(openshift.io/required-scc) set to O(scc) (O(state=present))
+        or removed where it names O(scc) (O(state=absent); a pin to another SCC is left alone).
+      - A workload already pinned to another SCC is refused (unpin it first); a missing workload fails the task
+        before anything is granted.
+      - Changing the pod template rolls the workload - Deployments, DaemonSets and StatefulSets replace their pods;
+        ReplicaSets and CronJobs use the annotation for new pods only; a Job's template cannot change once the Job
+        exists (the API server refuses, so pin Jobs in their manifest).
+      - With service accounts given, the module warns when a workload's pods run as a service account this task does
+        not grant the SCC to (OpenShift would reject them).
+      - Without O(service_accounts), O(users) or O(groups) only the pins change.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      kind:
+        description: Kind of the workload.
+        type: str
+        required: true
+        choices: [Deployment, DaemonSet, StatefulSet, ReplicaSet, Job, CronJob]
+      name:
+        description: Name of the workload.
+        type: str
+        required: true
+      namespace:
+        description: Namespace of the workload; defaults to O(namespace).
+        type: str
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
@@ -96,9 +128,10 @@ attributes:
     platforms: posix
 notes:
   - SCC admission exists only on OpenShift. On other clusters (for example with the SCC CRD installed for tests)
-    the RBAC grant is stored but nothing enforces it.
+    the RBAC grant and the pin annotation are stored but nothing enforces them.
 seealso:
   - module: kubeforge.operators.pod_security
+  - module: kubeforge.operators.scc
 """
 
 EXAMPLES = r"""
@@ -113,6 +146,16 @@ EXAMPLES = r"""
     for_workload: "{{ lookup('ansible.builtin.file', 'agent-daemonset.yaml') | from_yaml }}"
     service_accounts:
       - agents/agent
+
+- name: Grant a custom SCC and pin the Deployment to it, so anyuid cannot take its pods
+  kubeforge.operators.scc_access:
+    scc: web-netbind
+    service_accounts:
+      - web/frontend
+    pin_workloads:
+      - kind: Deployment
+        name: frontend
+        namespace: web
 
 - name: Take the grant back, also from the SCC's legacy users list
   kubeforge.operators.scc_access:
@@ -155,14 +198,30 @@ fallback:
   description: The Pod Security labels set instead of an SCC grant (C(namespace), C(enforce), C(labels), C(violations)).
   returned: when fallback=pod_security was used
   type: dict
+pinned:
+  description:
+    - One entry per O(pin_workloads) workload - C(kind), C(name), C(namespace), the C(previous) value of the
+      C(openshift.io/required-scc) annotation, the value after the run (C(required_scc); in check mode, what it would
+      be) and whether it C(changed).
+  returned: when pin_workloads is given
+  type: list
+  elements: dict
+  sample: [{kind: Deployment, name: frontend, namespace: web, previous: null, required_scc: web-netbind, changed: true}]
 diff:
-  description: The binding (or the namespace's Pod Security labels) before and after.
+  description: The binding (or the namespace's Pod Security labels) before and after, and the workloads' pins (C(pinned)).
   returned: when diff mode is on
   type: dict
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc.pin import PIN_KINDS
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import apply
+
+PIN_OPTIONS = {
+    "kind": {"type": "str", "required": True, "choices": list(PIN_KINDS)},
+    "name": {"type": "str", "required": True},
+    "namespace": {"type": "str"},
+}
 
 
 def argspec():
@@ -178,6 +237,7 @@ def argspec():
         "remove_from_scc_lists": {"type": "bool", "default": False},
         "for_workload": {"type": "dict"},
         "fallback": {"type": "str", "choices": ["none", "pod_security"], "default": "none"},
+        "pin_workloads": {"type": "list", "elements": "dict", "default": [], "options": PIN_OPTIONS},
     }
 
 

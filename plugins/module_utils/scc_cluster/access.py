@@ -19,7 +19,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import recommend_scc
-from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import pod_security
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import pin, pod_security
 
 SCC_API = "security.openshift.io/v1"
 SCC_KIND = "SecurityContextConstraints"
@@ -74,17 +74,19 @@ def apply(client, params, check_mode):
     result["scc"] = scc
     if recommendation and params.get("scc") and recommendation.scc and recommendation.scc != params["scc"]:
         result["warnings"].append(f"the workload needs no more than SCC {recommendation.scc}, but {params['scc']} is granted")
+    pins, pin_warnings = pin.prepare(client, params, scc, subjects)  # reads only: fails before anything is granted
+    result["warnings"].extend(pin_warnings)
     if not subjects:
-        if recommendation is None:
-            raise KubeforgeError("name at least one of service_accounts, users or groups")
-        return result  # a recommendation only
+        if recommendation is None and not pins:
+            raise KubeforgeError("name at least one of service_accounts, users, groups or pin_workloads")
+        return pin.write(client, pins, scc, result)  # a recommendation and/or pins only
     access.check_broad_subjects(subjects, params.get("allow_broad_subjects"))
     namespace = _binding_namespace(params, subjects)
 
     evidence = detect_openshift(client)
     result["openshift"] = bool(evidence)
     if not evidence and params.get("fallback") == "pod_security":
-        return _pod_security_fallback(client, params, check_mode, scc, namespace, result)
+        return pin.write(client, pins, scc, _pod_security_fallback(client, params, check_mode, scc, namespace, result))
     try:
         scc_resource = find_resource(client, SCC_KIND, SCC_API)
     except K8sError as exc:
@@ -127,7 +129,7 @@ def apply(client, params, check_mode):
     result.update(
         changed=changed, binding=_summary(binding), diff={"before": {"binding": normalize(before) or {}}, "after": {"binding": normalize(binding) or {}}}
     )
-    return result
+    return pin.write(client, pins, scc, result)
 
 
 def _write_binding(client, bindings, before, binding, namespace):

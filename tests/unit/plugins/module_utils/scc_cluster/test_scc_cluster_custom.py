@@ -1,0 +1,51 @@
+"""scc_cluster/custom.py: what the testbed cannot show - a cluster without the SCC API (the testbed serves the CRD)
+gets a clear error after one discovery refresh; and the option mix for_workload refuses. The module against the
+testbed is in tests/integration/scc/test_scc_module.py."""
+
+import pytest
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import custom as glue
+
+
+class NoSCCDiscovery:
+    """A dynamic client's discovery that knows no security.openshift.io kinds."""
+
+    def __init__(self):
+        self.lookups, self.invalidations = [], 0
+
+    def get(self, api_version, kind):
+        self.lookups.append((api_version, kind))
+        raise ResourceNotFoundError(f"No matches found for {{'api_version': '{api_version}', 'kind': '{kind}'}}")
+
+    def invalidate_cache(self):
+        self.invalidations += 1
+
+
+class Dynamic:
+    def __init__(self):
+        self.resources = NoSCCDiscovery()
+
+
+def test_a_cluster_without_the_scc_api_fails_clearly():
+    dyn = Dynamic()
+    with pytest.raises(custom.CustomSCCError) as info:
+        glue.scc_resource(dyn)
+    assert "this cluster has no SecurityContextConstraints API (security.openshift.io/v1)" in str(info.value)
+    assert "SCCs exist only on OpenShift" in str(info.value)
+    assert dyn.resources.lookups == [("security.openshift.io/v1", "SecurityContextConstraints")] * 2 and dyn.resources.invalidations == 1
+
+
+@pytest.mark.parametrize("extra", [{"base": "nonroot-v2"}, {"volumes": ["nfs"]}, {"privileged": False}])
+def test_for_workload_takes_no_hand_written_relaxation(extra):
+    params = dict({key: None for key in custom.SPEC_KEYS}, name="x", for_workload={"containers": [{"name": "c"}]}, **extra)
+    with pytest.raises(custom.CustomSCCError, match="do not combine it with " + sorted(extra)[0]):
+        glue.plan(params)
+
+
+def test_for_workload_plan_returns_the_evidence():
+    params = dict({key: None for key in custom.SPEC_KEYS}, name="x", description="d", for_workload={"containers": [{"name": "c"}], "hostIPC": True})
+    spec, forced_by, recommendation = glue.plan(params)
+    assert spec == {"name": "x", "base": "restricted-v2", "description": "d", "host_ipc": True}
+    assert forced_by == {"host_ipc": ["spec.hostIPC"]} and recommendation == "hostaccess"
