@@ -462,8 +462,8 @@ def _refs(workloads):
 def _run_as_user_relaxation(refs):
     uids = set()
     for ref in refs:
-        for _path, container in recommend._containers(ref.spec):
-            uid = recommend._effective(ref.spec, container, "runAsUser")
+        for _path, container in recommend.pod_containers(ref.spec):
+            uid = recommend.effective_field(ref.spec, container, "runAsUser")
             if isinstance(uid, int) and not isinstance(uid, bool):
                 uids.add(uid)
     # Root cannot be part of a range without making root the default of every container that names no UID.
@@ -476,7 +476,7 @@ def _group_relaxation(field):
     def relax(refs):
         gids = set()
         for ref in refs:
-            value = recommend._pod_sc(ref.spec).get(field)
+            value = recommend.pod_security_context(ref.spec).get(field)
             for gid in value if isinstance(value, list) else [value]:
                 if isinstance(gid, int) and not isinstance(gid, bool):
                     gids.add(gid)
@@ -489,8 +489,8 @@ def _added_capabilities(refs, row):
     allowed = set(row["allowedCapabilities"]) | set(row["defaultAddCapabilities"])
     caps = []
     for ref in refs:
-        for _path, container in recommend._containers(ref.spec):
-            for cap in (recommend._container_sc(container).get("capabilities") or {}).get("add") or []:
+        for _path, container in recommend.pod_containers(ref.spec):
+            for cap in (recommend.container_security_context(container).get("capabilities") or {}).get("add") or []:
                 if cap not in allowed and cap not in caps:
                     caps.append(cap)
     return caps
@@ -501,9 +501,9 @@ def _volume_types(refs, row, ctx):
     for ref in refs:
         for index, volume in enumerate(ref.spec.get("volumes") or []):
             single = recommend.PodSpecRef(ref.label, {"containers": [], "volumes": [volume]}, {})
-            if not recommend._check_volumes(row, single, ctx):
+            if not recommend.check_volumes(row, single, ctx):
                 continue
-            _key, fstype = recommend._volume_type(volume if isinstance(volume, dict) else {})
+            _key, fstype = recommend.volume_type(volume if isinstance(volume, dict) else {})
             if fstype is None:
                 raise CustomSCCError("%s: spec.volumes[%d] has a volume type no SCC can allow" % (ref.label, index))
             if fstype not in found:
@@ -514,9 +514,9 @@ def _volume_types(refs, row, ctx):
 def _seccomp_relaxation(refs, row, ctx):
     profiles = []
     for ref in refs:
-        for _field, profile in recommend._seccomp_profiles(ref):
-            probe = recommend.PodSpecRef(ref.label, {"containers": []}, {recommend._POD_SECCOMP_ANNOTATION: profile})
-            if profile and recommend._check_seccomp(row, probe, ctx) and profile not in profiles:
+        for _field, profile in recommend.pod_seccomp_profiles(ref):
+            probe = recommend.PodSpecRef(ref.label, {"containers": []}, {recommend.POD_SECCOMP_ANNOTATION: profile})
+            if profile and recommend.check_seccomp(row, probe, ctx) and profile not in profiles:
                 profiles.append(profile)
     return profiles
 
@@ -524,7 +524,7 @@ def _seccomp_relaxation(refs, row, ctx):
 def _sysctls(refs):
     names = []
     for ref in refs:
-        for sysctl in recommend._pod_sc(ref.spec).get("sysctls") or []:
+        for sysctl in recommend.pod_security_context(ref.spec).get("sysctls") or []:
             name = str((sysctl or {}).get("name"))
             if name not in recommend.SAFE_SYSCTLS and name not in names:
                 names.append(name)
@@ -567,7 +567,7 @@ def spec_for_workload(workloads, name, description=None):
     spec = {"name": name, "base": DEFAULT_BASE}
     if description is not None:
         spec["description"] = description
-    ctx = recommend._Context()
+    ctx = recommend.CheckContext()
     base = row_of(normalize_spec(spec))
     forced_by = {}
     for check_name, check in recommend.CHECKS:

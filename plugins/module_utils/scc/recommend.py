@@ -334,7 +334,7 @@ def pod_specs_of(obj):
 
 
 # ------------------------------------------------------------------------------------------ pod facts
-def _containers(spec):
+def pod_containers(spec):
     """(path, container) for every container admission validates: init, regular and ephemeral containers."""
     out = []
     for key in ("initContainers", "containers", "ephemeralContainers"):
@@ -344,18 +344,18 @@ def _containers(spec):
     return out
 
 
-def _pod_sc(spec):
+def pod_security_context(spec):
     return _dict(spec.get("securityContext"))
 
 
-def _container_sc(container):
+def container_security_context(container):
     return _dict(container.get("securityContext"))
 
 
-def _effective(spec, container, key):
+def effective_field(spec, container, key):
     """The container's securityContext value, else the pod's (the effective value admission validates)."""
-    value = _container_sc(container).get(key)
-    return _pod_sc(spec).get(key) if value is None else value
+    value = container_security_context(container).get(key)
+    return pod_security_context(spec).get(key) if value is None else value
 
 
 def _seccomp_name(profile):
@@ -370,17 +370,17 @@ def _seccomp_name(profile):
     return ""
 
 
-_POD_SECCOMP_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
+POD_SECCOMP_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
 _CONTAINER_SECCOMP_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/"
 
 
-def _seccomp_profiles(ref):
+def pod_seccomp_profiles(ref):
     """(field, profile) the pod and each container ask for explicitly ('' when unset, i.e. defaulted)."""
     spec, annotations = ref.spec, ref.annotations
-    pod_profile = annotations.get(_POD_SECCOMP_ANNOTATION) or _seccomp_name(_pod_sc(spec).get("seccompProfile"))
+    pod_profile = annotations.get(POD_SECCOMP_ANNOTATION) or _seccomp_name(pod_security_context(spec).get("seccompProfile"))
     out = [("spec.securityContext.seccompProfile", pod_profile)]
-    for path, container in _containers(spec):
-        own = _container_sc(container).get("seccompProfile")
+    for path, container in pod_containers(spec):
+        own = container_security_context(container).get("seccompProfile")
         if own is not None:
             out.append(("%s.securityContext.seccompProfile" % path, _seccomp_name(own)))
         elif _CONTAINER_SECCOMP_ANNOTATION + str(container.get("name")) in annotations:
@@ -390,7 +390,7 @@ def _seccomp_profiles(ref):
     return out
 
 
-class _Context:
+class CheckContext:
     """What the caller knows about the namespace and images (see the module docstring)."""
 
     def __init__(self, uid_range=None, gid_range=None, mcs_level=None, image_users=None):
@@ -417,8 +417,8 @@ def _check_privileged(scc, ref, ctx):
         return []
     return [
         Violation("%s.securityContext.privileged" % path, "privileged containers are not allowed")
-        for path, c in _containers(ref.spec)
-        if _container_sc(c).get("privileged") is True
+        for path, c in pod_containers(ref.spec)
+        if container_security_context(c).get("privileged") is True
     ]
 
 
@@ -427,8 +427,8 @@ def _check_capabilities(scc, ref, ctx):
     if "*" in allowed:
         return []
     out = []
-    for path, c in _containers(ref.spec):
-        for cap in _dict(_container_sc(c).get("capabilities")).get("add") or []:
+    for path, c in pod_containers(ref.spec):
+        for cap in _dict(container_security_context(c).get("capabilities")).get("add") or []:
             if cap not in allowed:
                 out.append(Violation("%s.securityContext.capabilities.add" % path, "capability %s may not be added" % cap))
     return out
@@ -447,7 +447,7 @@ def _check_host_ports(scc, ref, ctx):
     if scc["allowHostPorts"]:
         return []
     out = []
-    for path, c in _containers(ref.spec):
+    for path, c in pod_containers(ref.spec):
         for index, port in enumerate(c.get("ports") or []):
             if isinstance(port, dict) and (port.get("hostPort") or 0) > 0:
                 out.append(Violation("%s.ports[%d].hostPort" % (path, index), "host port %s is not allowed" % port.get("hostPort")))
@@ -475,21 +475,21 @@ def _only_token_sources(projected):
     return True
 
 
-def _volume_type(volume):
+def volume_type(volume):
     for key, fstype in VOLUME_FSTYPES.items():
         if volume.get(key) is not None:
             return key, fstype
     return None, None
 
 
-def _check_volumes(scc, ref, ctx):
+def check_volumes(scc, ref, ctx):
     allowed = set(scc["volumes"])
     if "*" in allowed:
         return []
     out = []
     for index, volume in enumerate(ref.spec.get("volumes") or []):
         volume = _dict(volume)
-        key, fstype = _volume_type(volume)
+        key, fstype = volume_type(volume)
         if fstype in allowed:
             continue
         if fstype == "projected" and "secret" in allowed and _only_token_sources(volume.get(key)):
@@ -504,8 +504,8 @@ def _check_privilege_escalation(scc, ref, ctx):
         return []
     return [
         Violation("%s.securityContext.allowPrivilegeEscalation" % path, "privilege escalation is not allowed")
-        for path, c in _containers(ref.spec)
-        if _container_sc(c).get("allowPrivilegeEscalation") is True
+        for path, c in pod_containers(ref.spec)
+        if container_security_context(c).get("allowPrivilegeEscalation") is True
     ]
 
 
@@ -515,12 +515,12 @@ def _check_run_as_user(scc, ref, ctx):
     if kind == "RunAsAny":
         return []
     out = []
-    for path, c in _containers(ref.spec):
-        uid = _effective(ref.spec, c, "runAsUser")
+    for path, c in pod_containers(ref.spec):
+        uid = effective_field(ref.spec, c, "runAsUser")
         field = "%s.securityContext.runAsUser" % path
         if uid is None and ctx.image_user(c) is not None:
             uid, field = ctx.image_user(c), "%s.image (runs as user %s)" % (path, ctx.image_user(c))
-        non_root = _effective(ref.spec, c, "runAsNonRoot")
+        non_root = effective_field(ref.spec, c, "runAsNonRoot")
         if kind == "MustRunAsNonRoot":
             if non_root is False:
                 out.append(Violation("%s.securityContext.runAsNonRoot" % path, "runAsNonRoot must be true"))
@@ -543,7 +543,7 @@ def _group_check(field, scc_key, what):
         strategy = scc[scc_key]
         if strategy.get("type") != "MustRunAs":
             return []
-        value = _pod_sc(ref.spec).get(field)
+        value = pod_security_context(ref.spec).get(field)
         values = value if isinstance(value, list) else ([] if value is None else [value])
         ranges = [(r["min"], r["max"]) for r in strategy.get("ranges") or []] or ([tuple(ctx.gid_range)] if ctx.gid_range else [])
         out = []
@@ -567,8 +567,8 @@ def _check_selinux(scc, ref, ctx):
     if scc["seLinuxContext"].get("type") != "MustRunAs":
         return []
     expected = scc["seLinuxContext"].get("seLinuxOptions") or {}
-    places = [("spec.securityContext.seLinuxOptions", _pod_sc(ref.spec).get("seLinuxOptions"))]
-    places += [("%s.securityContext.seLinuxOptions" % path, _container_sc(c).get("seLinuxOptions")) for path, c in _containers(ref.spec)]
+    places = [("spec.securityContext.seLinuxOptions", pod_security_context(ref.spec).get("seLinuxOptions"))]
+    places += [("%s.securityContext.seLinuxOptions" % path, container_security_context(c).get("seLinuxOptions")) for path, c in pod_containers(ref.spec)]
     out = []
     for field, options in places:
         options = _dict(options)
@@ -583,13 +583,13 @@ def _check_selinux(scc, ref, ctx):
     return out
 
 
-def _check_seccomp(scc, ref, ctx):
+def check_seccomp(scc, ref, ctx):
     allowed = list(scc["seccompProfiles"])
     if "*" in allowed:
         return []
     runtime_default = {"runtime/default", "docker/default"}
     out = []
-    for field, profile in _seccomp_profiles(ref):
+    for field, profile in pod_seccomp_profiles(ref):
         if not profile:
             continue
         if not allowed:
@@ -605,7 +605,7 @@ def _matches(name, patterns):
 
 def _check_sysctls(scc, ref, ctx):
     out = []
-    for index, sysctl in enumerate(_pod_sc(ref.spec).get("sysctls") or []):
+    for index, sysctl in enumerate(pod_security_context(ref.spec).get("sysctls") or []):
         name = str(_dict(sysctl).get("name"))
         field = "spec.securityContext.sysctls[%d]" % index
         if _matches(name, scc["forbiddenSysctls"]):
@@ -626,8 +626,8 @@ def _check_read_only_root(scc, ref, ctx):
         return []
     return [
         Violation("%s.securityContext.readOnlyRootFilesystem" % path, "the root filesystem must be read-only")
-        for path, c in _containers(ref.spec)
-        if _container_sc(c).get("readOnlyRootFilesystem") is False
+        for path, c in pod_containers(ref.spec)
+        if container_security_context(c).get("readOnlyRootFilesystem") is False
     ]
 
 
@@ -638,13 +638,13 @@ CHECKS = (
     ("hostPID", _host_namespace_check("hostPID", "allowHostPID", "host PID")),
     ("hostIPC", _host_namespace_check("hostIPC", "allowHostIPC", "host IPC")),
     ("hostPorts", _check_host_ports),
-    ("volumes", _check_volumes),
+    ("volumes", check_volumes),
     ("allowPrivilegeEscalation", _check_privilege_escalation),
     ("runAsUser", _check_run_as_user),
     ("fsGroup", _group_check("fsGroup", "fsGroup", "fsGroup")),
     ("supplementalGroups", _group_check("supplementalGroups", "supplementalGroups", "supplemental group")),
     ("seLinuxContext", _check_selinux),
-    ("seccompProfiles", _check_seccomp),
+    ("seccompProfiles", check_seccomp),
     ("sysctls", _check_sysctls),
     ("userNamespaceLevel", _check_user_namespace),
     ("readOnlyRootFilesystem", _check_read_only_root),
@@ -653,7 +653,7 @@ CHECKS = (
 
 def violations(scc, ref, uid_range=None, gid_range=None, mcs_level=None, image_users=None, context=None):
     """Every Violation of ``scc`` (a dict like DEFAULT_SCCS rows) by the pod spec ``ref`` (a PodSpecRef)."""
-    ctx = context or _Context(uid_range, gid_range, mcs_level, image_users)
+    ctx = context or CheckContext(uid_range, gid_range, mcs_level, image_users)
     out = []
     for _name, check in CHECKS:
         out.extend(check(scc, ref, ctx))
@@ -674,7 +674,7 @@ def recommend_scc(obj, uid_range=None, gid_range=None, mcs_level=None, image_use
     ``{container name or "*": uid}``. Returns a Recommendation; ``scc`` is None when no SCC admits the pods.
     """
     refs = pod_specs_of(obj)
-    ctx = _Context(uid_range, gid_range, mcs_level, image_users)
+    ctx = CheckContext(uid_range, gid_range, mcs_level, image_users)
     several = len(refs) > 1
     rejected = {}
     for scc in ordered(sccs):
