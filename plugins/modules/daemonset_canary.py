@@ -29,6 +29,8 @@ description:
     Every patch is a JSON patch guarded by the DaemonSet's C(resourceVersion); when someone else changed the
     DaemonSet meanwhile, the module reads it again and decides again.
   - Every step is recorded as a core/v1 Event on the DaemonSet (source component C(kubeforge.operators)).
+  - Inside an operator installed by OLM, O(operator_condition) keeps the operator's OperatorCondition at
+    C(Upgradeable=False) while the rollout runs or is halted.
 options:
   name:
     description: Name of the DaemonSet.
@@ -81,9 +83,26 @@ options:
       - Node-selective mode. The canary pods are the ones on these nodes. The first patch sets
         C(updateStrategy=OnDelete), the module deletes the old pods of these nodes, waits for their new pods and
         then deletes the old pods of the other nodes in batches of O(batch).
-      - Without it, the controller picks the canary node (RollingUpdate with C(maxUnavailable=1)).
+      - Every canary node must run an available pod of the new revision before the rollout goes on, so nodes of the
+        list that run no pod of the DaemonSet when the rollout starts are left out (the start message names them);
+        when none runs one, the module fails before changing anything.
+      - Without it (and without O(canary_node_selector)), the controller picks the canary node (RollingUpdate with
+        C(maxUnavailable=1)).
+      - Mutually exclusive with O(canary_node_selector).
     type: list
     elements: str
+  canary_node_selector:
+    description:
+      - Node-selective mode with the canary nodes chosen by labels - a Kubernetes label selector in its string form,
+        for example V(zone=a,canary=true), V(canary notin (no\)) or V(!node-role.kubernetes.io/control-plane).
+      - When a rollout starts, the module lists the nodes matching it and takes those that run a pod of the DaemonSet
+        as the canary nodes (as if they were given in O(canary_nodes)). The names are kept in the DaemonSet's
+        C(operators.kubeforge.io/canary-nodes) annotation, so a resumed rollout uses the same nodes; labelling other
+        nodes later does not change a rollout in progress.
+      - The module fails before changing anything when the selector is malformed, empty, or matches no node that
+        runs a pod of the DaemonSet.
+      - Mutually exclusive with O(canary_nodes).
+    type: str
   pause_after_canary:
     description:
       - Stop once the canary passed (C(updateStrategy=OnDelete) meanwhile, RV(phase=paused)); a later run with
@@ -101,6 +120,33 @@ options:
     description: Seconds to wait with O(wait=true). On timeout the module fails with the state it saw last.
     type: int
     default: 3600
+  operator_condition:
+    description:
+      - Name of the OperatorCondition (C(operators.coreos.com/v2)) of the operator running the rollout, for use inside
+        an Ansible operator installed by OLM v0 - OLM sets the environment variable E(OPERATOR_CONDITION_NAME) in the
+        operator's pods, so pass V({{ lookup('ansible.builtin.env', 'OPERATOR_CONDITION_NAME') }}).
+      - While the rollout runs (phases V(canary), V(fast), V(paused), V(rollingback)) and when it is halted, the
+        module sets the condition C(Upgradeable=False) in the OperatorCondition's C(spec.conditions), reason
+        C(CanaryRolloutInProgress), with a message naming the DaemonSet and the phase. OLM then keeps a new version of
+        the operator from replacing this one (its CSV stays C(Pending), reason C(OperatorConditionNotUpgradeable))
+        until the rollout is over - the practice of KubeVirt's hyperconverged-cluster-operator.
+      - Once the rollout is done or rolled back, the module sets C(Upgradeable=True) (reason
+        C(CanaryRolloutCompleted) or C(CanaryRolledBack)) rather than removing the entry, because OLM copies
+        C(spec.conditions) to C(status.conditions) and never removes an entry there.
+      - Only the C(Upgradeable) condition is changed, with a JSON patch guarded by the OperatorCondition's
+        C(resourceVersion); other conditions and C(spec.overrides) are kept. An C(Upgradeable=False) set by someone
+        else (the operator itself, the rollout of another DaemonSet) is left as it is and never turned C(True); roll
+        several DaemonSets of one operator out one after the other.
+      - Needs C(get) and C(patch) on the OperatorCondition, which the Role OLM creates for the operator's service
+        account grants.
+    type: str
+  operator_condition_namespace:
+    description:
+      - Namespace of O(operator_condition) (the operator's namespace).
+      - Default - the namespace of the pod the module runs in (read from
+        C(/var/run/secrets/kubernetes.io/serviceaccount/namespace), as operator-lib does); outside a pod the module
+        fails and asks for this option.
+    type: str
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
@@ -142,13 +188,23 @@ EXAMPLES = r"""
     canary_timeout: 120
     on_failure: rollback
 
-- name: One step per run (an operator reconcile), until the rollout is done
+- name: Canary on the nodes labelled canary=true in zone a, then pause for a look
+  kubeforge.operators.daemonset_canary:
+    name: node-agent
+    namespace: kube-system
+    images:
+      agent: registry.example.com/agent:v2
+    canary_node_selector: topology.kubernetes.io/zone=a,canary=true
+    pause_after_canary: true
+
+- name: One step per run (an operator reconcile), OLM upgrades of the operator blocked meanwhile
   kubeforge.operators.daemonset_canary:
     name: node-agent
     namespace: kube-system
     images:
       agent: registry.example.com/agent:v2
     wait: false
+    operator_condition: "{{ lookup('ansible.builtin.env', 'OPERATOR_CONDITION_NAME') }}"
   register: step
   until: step.phase == "done"
   retries: 60
@@ -198,6 +254,40 @@ message:
   description: What the last step did or waits for.
   returned: always
   type: str
+canary_nodes:
+  description:
+    - The canary nodes of a node-selective rollout (O(canary_nodes), or the nodes O(canary_node_selector) matched when
+      the rollout started), as recorded on the DaemonSet; in check mode, the ones the first patch would record.
+      Empty otherwise.
+  returned: always
+  type: list
+  elements: str
+  sample: ["worker-3", "worker-7"]
+operator_condition:
+  description: The OperatorCondition of O(operator_condition) after the run.
+  returned: when O(operator_condition) is set
+  type: dict
+  contains:
+    name:
+      description: Its name.
+      type: str
+      returned: always
+    namespace:
+      description: Its namespace.
+      type: str
+      returned: always
+    changed:
+      description: Whether the run changed it (in check mode - would change it).
+      type: bool
+      returned: always
+    upgradeable:
+      description:
+        - Its C(Upgradeable) entry in C(spec.conditions) (C(status), C(reason), C(message), C(lastTransitionTime)), or
+          V(null) when it has none.
+      type: dict
+      returned: always
+      sample: {"status": "False", "reason": "CanaryRolloutInProgress", "lastTransitionTime": "2026-11-23T15:33:10Z",
+               "message": "DaemonSet kube-system/node-agent: canary rollout in phase fast"}
 duration:
   description: Seconds the run took.
   returned: always
@@ -224,9 +314,12 @@ def argspec():
         "crash_restarts": {"type": "int", "default": 3},
         "on_failure": {"type": "str", "choices": ["halt", "rollback"], "default": "halt"},
         "canary_nodes": {"type": "list", "elements": "str"},
+        "canary_node_selector": {"type": "str"},
         "pause_after_canary": {"type": "bool", "default": False},
         "wait": {"type": "bool", "default": True},
         "wait_timeout": {"type": "int", "default": 3600},
+        "operator_condition": {"type": "str"},
+        "operator_condition_namespace": {"type": "str"},
     }
 
 
@@ -238,8 +331,9 @@ def main():
     module = KubeforgeModule(
         argument_spec=argspec(),
         wait=True,
-        mutually_exclusive=[("template", "images")],
+        mutually_exclusive=[("template", "images"), ("canary_nodes", "canary_node_selector")],
         required_one_of=[("template", "images")],
+        required_by={"operator_condition_namespace": "operator_condition"},
         supports_check_mode=True,
     )
     module.run(execute)

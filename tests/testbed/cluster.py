@@ -42,6 +42,19 @@ BINARIES = (
     "package-server",
     "opm",
 )
+# How restart() sees a component serving again: its port in state["ports"], or the port upstream hard-codes.
+SERVING_PORTS = {
+    "etcd": "etcd",
+    "kube-apiserver": "apiserver",
+    "kube-controller-manager": "kcm",
+    "kube-scheduler": "scheduler",
+    "kwok": "kwok",
+    "olm": 8080,
+    "catalog": 8443,
+    "packageserver": "packageserver",
+    "opm": "opm",
+    "registry": "registry",
+}
 PACKAGES_API = "v1.packages.operators.coreos.com"
 # Where client-go's rest.InClusterConfig reads a service account token and CA (a constant upstream).
 IN_CLUSTER_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -525,8 +538,13 @@ class Testbed:
         self._wait("kwok", lambda: procs.port_open(self.state["ports"]["kwok"]), 30, "kwok")
 
     # ------------------------------------------------------------------ nodes
-    def scale_nodes(self, count: int) -> None:
-        """Create fake, untainted KWOK nodes kwok-node-0..count-1 and wait until all are Ready."""
+    def scale_nodes(self, count: int, prefix: str = "kwok-node", labels: Optional[dict] = None, taints: Optional[list] = None) -> None:
+        """Create fake KWOK nodes <prefix>-0..count-1 (existing ones are kept) and wait until all are Ready.
+
+        By default they are untainted and labelled `type=kwok` (the label every test DaemonSet selects), and
+        state.json records their number. With `labels` (replacing `type=kwok`) and `taints`, a caller makes nodes of
+        its own that other workloads leave alone (a benchmark); those are not recorded in the state.
+        """
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
@@ -535,21 +553,25 @@ class Testbed:
         started = time.monotonic()
         core = client.CoreV1Api(api_client(self.kubeconfig, pool=32))
 
+        role_labels = {"type": "kwok"} if labels is None else dict(labels)
+
         def create(i: int) -> None:
-            name = f"kwok-node-{i}"
+            name = f"{prefix}-{i}"
             body = {
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {
                     "name": name,
                     "annotations": {"node.alpha.kubernetes.io/ttl": "0", config.KWOK_NODE_ANNOTATION: "fake"},
-                    "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "type": "kwok"},
+                    "labels": dict({"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}, **role_labels),
                 },
                 "status": {
                     "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
                     "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
                 },
             }
+            if taints:
+                body["spec"] = {"taints": list(taints)}
             try:
                 core.create_node(body)
             except ApiException as exc:
@@ -561,15 +583,17 @@ class Testbed:
 
         def all_ready() -> bool:
             ready = 0
-            for node in core.list_node(label_selector="type=kwok").items:
-                if any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or [])):
+            selector = ",".join(f"{key}={value}" for key, value in sorted(role_labels.items()))
+            for node in core.list_node(label_selector=selector).items:
+                if node.metadata.name.startswith(f"{prefix}-") and any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or [])):
                     ready += 1
             return ready >= count
 
         self._wait(f"{count} KWOK nodes Ready", all_ready, 120 + count * 0.3, "kwok")
-        self.state["nodes"] = count
-        self.state["nodes_ready_seconds"] = round(time.monotonic() - started, 1)
-        self._save_state()
+        if labels is None and prefix == "kwok-node":
+            self.state["nodes"] = count
+            self.state["nodes_ready_seconds"] = round(time.monotonic() - started, 1)
+            self._save_state()
         _log(f"{count} KWOK nodes Ready in {time.monotonic() - started:.1f}s")
 
     # -------------------------------------------------------------------- OLM
@@ -832,6 +856,44 @@ class Testbed:
         }
         self._save_state()
         _log(f"OCI registry on https://{registry.host} (CA {registry.ca_file})")
+
+    # --------------------------------------------------------------- restart
+    def restart(self, component: str, grace: float = 15.0, downtime: float = 0.0, timeout: float = 120.0) -> dict:
+        """Stop one component's process and start it again with the same argv and environment (cluster state in
+        etcd stays). SIGTERM, then SIGKILL after `grace` seconds (0: a crash); it stays down until its port is
+        closed and `downtime` seconds have passed, then must serve again within `timeout` (kube-apiserver:
+        /readyz; the others: their port accepts connections). Returns the new process record."""
+        with self._exclusive():
+            old = self.state.get("processes", {}).get(component)
+            if old is None:
+                raise TestbedError(f"no testbed process {component!r} to restart (running: {', '.join(self.state.get('processes', {})) or 'none'})")
+            try:
+                argv, env, unset = procs.launch_spec(old)
+            except (OSError, RuntimeError) as exc:
+                raise TestbedError(f"cannot restart {component}: {exc}") from exc
+            port = SERVING_PORTS.get(component)
+            port = self.state["ports"].get(port) if isinstance(port, str) else port
+            stopped = time.monotonic()
+            procs.stop(old, timeout=grace)
+            if procs.alive(old["pid"], old["binary"]):
+                raise TestbedError(f"{component} (pid {old['pid']}) survived SIGKILL")
+            if port:
+                self._wait(f"{component} to release 127.0.0.1:{port}", lambda: not procs.port_open(port), 30)
+            time.sleep(max(0.0, stopped + downtime - time.monotonic()))
+            record = procs.start(component, argv, Path(old["log"]).parent, env=env, unset=unset)
+            if old["binary"] != argv[0]:  # a wrapper (packageserver's unshare) execs the binary: guard the pid by that
+                if not procs.wait_exec(record["pid"], old["binary"], 10):
+                    raise TestbedError(f"{component} did not start again; last log lines:\n{procs.tail(record['log'])}")
+                record["binary"] = old["binary"]
+            self.state["processes"][component] = record
+            self._save_state()
+            if component == "kube-apiserver":
+                serving = self._apiserver_ready
+            else:
+                serving = (lambda: procs.port_open(port)) if port else (lambda: True)
+            self._wait(f"{component} serving again", serving, timeout, component)
+            _log(f"{component} restarted (pid {old['pid']} -> {record['pid']})")
+            return record
 
     # ------------------------------------------------------------------ down
     def down(self, keep_logs: bool = True) -> None:

@@ -55,7 +55,31 @@ def start(name: str, argv: list[str], log_dir: Path, env: Optional[dict[str, str
         proc = subprocess.Popen(  # noqa: S603 - argv is built by the testbed, never from user input
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=full_env, start_new_session=True, close_fds=True
         )
-    return {"name": name, "pid": proc.pid, "binary": argv[0], "log": str(log_path)}
+    # argv, env (the overrides only, never the inherited environment) and unset are kept so that restart() can
+    # start the same process again.
+    return {"name": name, "pid": proc.pid, "binary": argv[0], "log": str(log_path), "argv": list(argv), "env": dict(env or {}), "unset": list(unset)}
+
+
+def launch_spec(record: dict) -> tuple[list[str], dict[str, str], tuple]:
+    """(argv, env overrides, names to unset) that start a record's process again, for start().
+
+    Records written before start() kept them are read from /proc of the running process: its command line, and its
+    environment as the difference to ours (variables that differ, and ours it lacks to unset). That is refused for
+    a process in another mount namespace: it was started through a wrapper that exec'd it (packageserver's
+    unshare), which /proc no longer shows.
+    """
+    if record.get("argv"):
+        return list(record["argv"]), dict(record.get("env") or {}), tuple(record.get("unset") or ())
+    pid = record["pid"]
+    if not alive(pid, record.get("binary")):
+        raise RuntimeError(f"{record['name']} (pid {pid}) is not running and its record has no argv to start it again")
+    if os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"):
+        raise RuntimeError(f"{record['name']} runs in its own mount namespace (started through a wrapper): its record needs an argv")
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        argv = [arg.decode() for arg in handle.read().split(b"\0")[:-1]]
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        env = dict(item.decode().split("=", 1) for item in handle.read().split(b"\0") if b"=" in item)
+    return argv, {k: v for k, v in env.items() if os.environ.get(k) != v}, tuple(key for key in os.environ if key not in env)
 
 
 def stop(record: dict, timeout: float = 15.0) -> None:

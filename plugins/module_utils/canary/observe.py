@@ -131,9 +131,38 @@ def current_revision(ds, revisions):
     return None
 
 
-def observe(ds, pods, revisions, now=None):
+def pod_states(ds, pods, cache=None):
+    """``PodState`` of each pod ``ds`` controls.
+
+    ``cache``: a dict the caller keeps across the observations of one DaemonSet, for a watch loop that observes
+    after every batch of events and hands over the same pod dicts until an event replaces them (pods must not be
+    changed in place). A pod's state is then computed once per pod object and resourceVersion, and an observation
+    costs a lookup per unchanged pod instead of reading every pod again (``pod_state`` parses timestamps: tens of
+    microseconds per pod, milliseconds per observation of a thousand pods). Entries of pods that are gone are dropped.
+    """
+    if cache is None:
+        return [pod_state(pod) for pod in pods if owned_by(pod, ds)]
+    ds_meta = _metadata(ds)
+    owner = (ds_meta.get("uid"), ds_meta.get("name"))
+    states, current = [], {}
+    for pod in pods:
+        version = _metadata(pod).get("resourceVersion")
+        entry = cache.get(id(pod))
+        if entry is None or entry[0] is not pod or entry[1] != version or entry[2] != owner:
+            # the entry holds the pod, so its id cannot be reused by another object while cached
+            entry = (pod, version, owner, pod_state(pod) if owned_by(pod, ds) else None)
+        current[id(pod)] = entry
+        if entry[3] is not None:
+            states.append(entry[3])
+    cache.clear()
+    cache.update(current)
+    return states
+
+
+def observe(ds, pods, revisions, now=None, cache=None):
     """``rollout.Observed`` from the API objects: the DaemonSet, pods (any; only those it controls are kept) and
-    ControllerRevisions (any; only its own are used). ``now``: epoch seconds, for timeouts and minReadySeconds."""
+    ControllerRevisions (any; only its own are used). ``now``: epoch seconds, for timeouts and minReadySeconds.
+    ``cache``: see ``pod_states``."""
     current = current_revision(ds, revisions)
     current_hash = _hash(current)
     previous = None
@@ -143,7 +172,7 @@ def observe(ds, pods, revisions, now=None):
             break
     return Observed(
         daemonset=daemonset_state(ds),
-        pods=[pod_state(pod) for pod in pods if owned_by(pod, ds)],
+        pods=pod_states(ds, pods, cache),
         updated_hash=current_hash,
         previous_template=previous,
         now=now,

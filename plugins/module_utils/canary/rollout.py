@@ -18,9 +18,11 @@ RollingUpdate mode (canary.md section 5):
    ``updatedNumberScheduled`` and ``numberAvailable`` reach ``desiredNumberScheduled`` (``kubectl rollout status``);
 4. one patch restores the original ``updateStrategy`` and removes the annotations.
 
-Node-selective mode (``canary_nodes``): the first patch sets ``updateStrategy: OnDelete``; the old pods on the canary
-nodes are deleted, their new pods must become available, then the old pods of the other nodes are deleted in batches
-(the controller's rolling-update budget, applied by us), and the original strategy is restored.
+Node-selective mode (``canary_nodes``, or ``canary_node_selector``: the matching nodes that run a pod of the
+DaemonSet when the rollout starts, recorded in the NODES annotation): the first patch sets ``updateStrategy:
+OnDelete``; the old pods on the canary nodes are deleted, their new pods must become available, then the old pods of
+the other nodes are deleted in batches (the controller's rolling-update budget, applied by us), and the original
+strategy is restored.
 
 On failure, ``halt`` keeps ``maxUnavailable: 1`` (the failing pod is unavailable, so the controller replaces no other
 pod: one node is affected; in node-selective mode no more pods are deleted) and ``rollback`` re-applies the template
@@ -84,13 +86,28 @@ MAX_FAILURE_CHARS = 512
 # template: the complete new pod template (spec.template); batch: maxUnavailable of the fast phase (int or "N%");
 # timeouts in seconds (None: no limit), measured from the start of the phase; crash_restarts: a new pod in
 # CrashLoopBackOff with at least this many restarts fails the rollout; on_failure: "halt" or "rollback";
-# wait: False makes the caller return after one action; canary_nodes: node names (node-selective mode, resolved
-# from a selector by the caller); pause_after_canary: stop in phase "paused" once the canary is good.
+# wait: False makes the caller return after one action; canary_nodes: node names (node-selective mode);
+# pause_after_canary: stop in phase "paused" once the canary is good; canary_node_selector: a label selector
+# (node-selective mode): the caller lists the matching nodes into ``Observed.selected_nodes`` when
+# ``needs_selected_nodes`` says the rollout is about to start, and the canary nodes are those of them that run a pod
+# of the DaemonSet. Either way the names go into the NODES annotation with the first patch, and a resumed rollout
+# reads them from there (nodes labelled later do not change a rollout in progress).
 Desired = namedtuple(
     "Desired",
-    ["template", "batch", "canary_timeout", "rollout_timeout", "crash_restarts", "on_failure", "wait", "canary_nodes", "pause_after_canary"],
+    [
+        "template",
+        "batch",
+        "canary_timeout",
+        "rollout_timeout",
+        "crash_restarts",
+        "on_failure",
+        "wait",
+        "canary_nodes",
+        "pause_after_canary",
+        "canary_node_selector",
+    ],
 )
-Desired.__new__.__defaults__ = ("10%", None, None, 3, HALT, True, (), False)
+Desired.__new__.__defaults__ = ("10%", None, None, 3, HALT, True, (), False, None)
 
 # The DaemonSet fields the rollout reads (observe.daemonset_state builds it from the API object).
 DaemonSetState = namedtuple(
@@ -118,9 +135,10 @@ PodState = namedtuple("PodState", ["name", "node", "ready", "hash", "restarts", 
 PodState.__new__.__defaults__ = (0, None, False, None)
 
 # updated_hash: the revision hash of the current template (None until the controller made its ControllerRevision);
-# previous_template: the template of the newest other ControllerRevision (for rollback); now: epoch seconds.
-Observed = namedtuple("Observed", ["daemonset", "pods", "updated_hash", "previous_template", "now"])
-Observed.__new__.__defaults__ = (None, None)
+# previous_template: the template of the newest other ControllerRevision (for rollback); now: epoch seconds;
+# selected_nodes: names of the nodes matching ``Desired.canary_node_selector`` (None: not listed).
+Observed = namedtuple("Observed", ["daemonset", "pods", "updated_hash", "previous_template", "now", "selected_nodes"])
+Observed.__new__.__defaults__ = (None, None, None)
 
 Event = namedtuple("Event", ["type", "reason", "message"])
 
@@ -342,6 +360,32 @@ def _fast_strategy(desired, node_selective):
     return {"type": ROLLING_UPDATE, "rollingUpdate": {"maxUnavailable": max_unavailable_value(desired.batch)}}
 
 
+def starting(desired, observed):
+    """True when ``next_step`` starts a rollout of ``desired.template`` (a new one, or one replacing an unfinished
+    rollout of another template) rather than continuing one or finding the template in place."""
+    ds = observed.daemonset
+    annotations = ds.annotations or {}
+    phase = annotations.get(PHASE)
+    if phase is not None and annotations.get(TARGET) == template_hash(desired.template):
+        return False
+    return phase is not None or not contains(ds.template, desired.template)
+
+
+def needs_selected_nodes(desired, observed):
+    """True when the caller must list the nodes matching ``desired.canary_node_selector`` into
+    ``observed.selected_nodes`` before asking ``next_step``: only when the rollout is about to start."""
+    return bool(desired.canary_node_selector) and observed.selected_nodes is None and starting(desired, observed)
+
+
+def selected_canary_nodes(desired, observed):
+    """The canary nodes of a rollout that starts now: ``desired.canary_nodes``, or the nodes matching
+    ``desired.canary_node_selector`` (``observed.selected_nodes``) that run a pod of the DaemonSet."""
+    if not desired.canary_node_selector:
+        return tuple(desired.canary_nodes or ())
+    hosts = {pod.node for pod in observed.pods if pod.node and not pod.terminating}
+    return tuple(sorted(node for node in set(observed.selected_nodes or ()) if node in hosts))
+
+
 def next_step(desired, observed):
     """The next ``Action`` of the canary rollout of ``desired.template`` given ``observed`` (pure)."""
     ds = observed.daemonset
@@ -351,10 +395,10 @@ def next_step(desired, observed):
     matches = contains(ds.template, desired.template)
     now = observed.now
 
-    if phase is None or annotations.get(TARGET) != target:
-        if phase is None and matches:
-            return _settled(observed)
+    if starting(desired, observed):
         return _start(desired, observed, phase)
+    if phase is None:
+        return _settled(observed)
 
     if phase == ROLLED_BACK:
         return Action(
@@ -412,14 +456,31 @@ def _settled(observed):
 
 def _start(desired, observed, phase):
     ds = observed.daemonset
-    nodes = tuple(desired.canary_nodes or ())
-    if nodes:
-        on_nodes = [pod for pod in observed.pods if pod.node in nodes]
-        if not on_nodes:
-            return Action(FAIL, f"none of the canary nodes ({', '.join(sorted(nodes))}) runs a pod of DaemonSet {ds.name}", "NoCanaryPods")
+    if desired.canary_node_selector:
+        if desired.canary_nodes:
+            return Action(FAIL, "give canary_nodes or canary_node_selector, not both", "CanaryNodesTwice")
+        if observed.selected_nodes is None:
+            return Action(FAIL, f"the nodes matching canary_node_selector {desired.canary_node_selector!r} were not listed", "NodesNotListed")
+        nodes = selected_canary_nodes(desired, observed)
+        if not nodes:
+            matching = sorted(observed.selected_nodes)
+            listed = ", ".join(matching[:10]) + (f" and {len(matching) - 10} more" if len(matching) > 10 else "")
+            found = f"matches {len(matching)} node(s) ({listed}), none of which runs" if matching else "matches no node, so no node runs"
+            return Action(FAIL, f"canary_node_selector {desired.canary_node_selector!r} {found} a pod of DaemonSet {ds.namespace}/{ds.name}", "NoCanaryPods")
+        left_out = ()
+    else:
+        # The canary gate waits for a new pod on every recorded node, so only nodes that run a pod are recorded.
+        given = set(desired.canary_nodes or ())
+        hosts = {pod.node for pod in observed.pods if pod.node and not pod.terminating}
+        nodes = tuple(sorted(given & hosts))
+        left_out = tuple(sorted(given - hosts))
+        if given and not nodes:
+            return Action(FAIL, f"none of the canary nodes ({', '.join(left_out)}) runs a pod of DaemonSet {ds.name}", "NoCanaryPods")
     max_unavailable_value(desired.batch)  # refuse a bad batch before changing anything
     patch = plan_first_patch(ds, desired.template, nodes, observed.now)
-    how = f"OnDelete, canary nodes {', '.join(sorted(nodes))}" if nodes else "maxUnavailable 1"
+    how = f"OnDelete, canary nodes {', '.join(nodes)}" if nodes else "maxUnavailable 1"
+    if left_out:
+        how += f"; left out, running no pod of it: {', '.join(left_out)}"
     replaced = f"; replaces the unfinished canary rollout in phase {phase}" if phase else ""
     message = f"start the canary rollout of DaemonSet {ds.namespace}/{ds.name} ({how}){replaced}"
     return Action(PATCH, message, "CanaryStarted", patch=patch, event=Event("Normal", "CanaryStarted", message), phase=CANARY)
@@ -479,18 +540,20 @@ def _canary(desired, observed, node_selective, now):
     if crash:
         return _failure(desired, observed, crash)
     new_ready = [pod for pod in _new_pods(observed) if available(pod, ds, now)]
+    waiting_for = ()
     if node_selective:
         nodes = canary_nodes_of(ds)
         on_nodes = [pod for pod in observed.pods if pod.node in nodes]
-        if not on_nodes:
-            return _failure(desired, observed, f"none of the canary nodes ({', '.join(nodes)}) runs a pod of the DaemonSet any more")
         old = sorted(pod.name for pod in on_nodes if pod.hash != observed.updated_hash and not pod.terminating)
         if old:
             message = f"delete the old pods on the canary nodes: {', '.join(old)}"
             return Action(DELETE_PODS, message, "CanaryPods", pods=old, phase=CANARY)
-        hosts = sorted({pod.node for pod in on_nodes})
+        # Every canary node must run an available pod of the new revision. Between the deletion of an old pod and
+        # the creation of its replacement a node runs no pod at all: that is waited for (canary_timeout bounds it,
+        # also for a canary node that left the cluster meanwhile), never taken as passed or failed.
         good = {pod.node for pod in new_ready}
-        passed = all(node in good for node in hosts)
+        waiting_for = tuple(node for node in nodes if node not in good)
+        passed = not waiting_for
     else:
         passed = bool(new_ready) or not ds.desired
     if passed:
@@ -503,7 +566,16 @@ def _canary(desired, observed, node_selective, now):
     elapsed = _elapsed(ds, now)
     if desired.canary_timeout is not None and elapsed is not None and elapsed > desired.canary_timeout:
         pods = "; ".join(describe_pod(pod) for pod in _new_pods(observed)) or "no pod of the new revision exists"
+        if waiting_for:
+            return _failure(
+                desired,
+                observed,
+                f"canary nodes without an available pod of revision {observed.updated_hash} after canary_timeout {desired.canary_timeout}s: "
+                f"{', '.join(waiting_for)}; {pods}",
+            )
         return _failure(desired, observed, f"no pod of revision {observed.updated_hash} became ready within canary_timeout {desired.canary_timeout}s: {pods}")
+    if waiting_for:
+        return Action(WAIT, f"available pods of the new revision on the canary nodes {', '.join(waiting_for)} ({progress(observed)})", "Canary", phase=CANARY)
     return Action(WAIT, f"a pod of the new revision to become ready ({progress(observed)})", "Canary", phase=CANARY)
 
 

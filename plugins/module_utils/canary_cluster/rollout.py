@@ -8,6 +8,11 @@ what to do, carries the action out (a guarded JSON patch or pod deletions), reco
 DaemonSet and asks again, driven by a watch of the three kinds (``k8s.observe``). A failed guard (the DaemonSet
 changed since it was read) is not an error: the next observation decides again. With ``wait: false`` one action is
 carried out per run; check mode sends the first patch as a server-side dry run and predicts ``changed``.
+
+With ``canary_node_selector`` the nodes are listed (one LIST with the selector) only when a rollout starts; the
+canary nodes then live in the DaemonSet's annotations. With ``operator_condition`` the OperatorCondition's
+``Upgradeable`` follows the phase (``condition.UpgradeableSync``): set to ``False`` before the first change of a
+rollout and kept so while it runs or is halted, turned ``True`` once it is done or rolled back.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,15 +24,21 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as canary_observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as canary
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary.condition import BLOCKING
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary.selector import SelectorError, parse_label_selector
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.condition import UpgradeableSync, operator_namespace
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import TRANSIENT_SECONDS, Source, observe, transient_error
 
 COMPONENT = "kubeforge.operators"
 # Time-based decisions (canary_timeout, rollout_timeout, minReadySeconds) are re-checked this often without events.
 RECHECK_SECONDS = 2
+# A decision reads every pod of the DaemonSet (milliseconds for a thousand): while events stream in, the next one
+# waits THROTTLE times as long as the last took (k8s.observe), so deciding stays a small share of the run.
+THROTTLE = 20
 # A failed resourceVersion guard answers 409 (conflict) or 422 (the JSON patch ``test`` operation failed).
 GUARD_FAILED = (409, 422)
 # Attempts of one run with wait=false or in check mode when the guard keeps failing.
@@ -57,6 +68,18 @@ def desired_template(live_template, params):
     return template
 
 
+def _node_selector(params):
+    """``canary_node_selector`` checked (before any request) and in canonical form, or None."""
+    if params.get("canary_node_selector") is None:
+        return None
+    if params.get("canary_nodes"):
+        raise CanaryError("canary_nodes and canary_node_selector are mutually exclusive")
+    try:
+        return parse_label_selector(params["canary_node_selector"])
+    except SelectorError as exc:
+        raise CanaryError(f"canary_node_selector: {exc}") from exc
+
+
 def _selector(ds):
     labels = (((ds.get("spec") or {}).get("selector") or {}).get("matchLabels")) or {}
     return ",".join(f"{key}={value}" for key, value in sorted(labels.items())) or None
@@ -77,6 +100,14 @@ class Rollout:
         self.acted = False
         self.desired = None
         self.last_action = None
+        self.pod_states = {}  # canary_observe.pod_states' cache: each pod is read once per resourceVersion
+        self.unsent = []  # (reason, Event body) not created yet: the API server was unreachable
+        self.unreachable_since = None
+        self.selected_nodes = None
+        self.node_selector = _node_selector(params)
+        self.condition = None
+        if params.get("operator_condition"):
+            self.condition = UpgradeableSync(client, params["operator_condition"], operator_namespace(params), self.namespace, self.name)
 
     def _desired(self, ds):
         params = self.params
@@ -94,6 +125,7 @@ class Rollout:
             wait=params["wait"],
             canary_nodes=tuple(params.get("canary_nodes") or ()),
             pause_after_canary=params["pause_after_canary"],
+            canary_node_selector=self.node_selector,
         )
 
     def read(self):
@@ -106,22 +138,52 @@ class Rollout:
         revisions = self._list("ControllerRevision", "apps/v1", selector)
         return ds, pods, revisions
 
-    def _list(self, kind, api_version, selector):
+    def _list(self, kind, api_version, selector, namespaced=True):
         resource = find_resource(self.client, kind, api_version)
         params = {"label_selector": selector} if selector else {}
+        if namespaced:
+            params["namespace"] = self.namespace
+        where = f" in {self.namespace}" if namespaced else ""
         try:
-            return list(to_dict(resource.get(namespace=self.namespace, **params)).get("items") or [])
+            return list((to_dict(self.client.get(resource, **params)) or {}).get("items") or [])
         except Exception as exc:
-            raise K8sError(f"Failed to list {kind} in {self.namespace}: {exc}") from exc
+            raise K8sError(f"Failed to list {kind}{where}: {api_error_message(exc)}", status=api_error_status(exc)) from exc
+
+    def select_nodes(self):
+        """Names of the nodes matching ``canary_node_selector`` (listed once per run, when the rollout starts)."""
+        if self.selected_nodes is None:
+            nodes = self._list("Node", "v1", self.desired.canary_node_selector, namespaced=False)
+            self.selected_nodes = tuple(sorted(str((node.get("metadata") or {}).get("name")) for node in nodes))
+        return self.selected_nodes
 
     def decide(self, ds, pods, revisions):
         if self.desired is None:
             self.desired = self._desired(ds)
-        observed = canary_observe.observe(ds, pods, revisions, now=time.time())
-        return observed, canary.next_step(self.desired, observed)
+        observed = canary_observe.observe(ds, pods, revisions, now=time.time(), cache=self.pod_states)
+        if canary.needs_selected_nodes(self.desired, observed):
+            observed = observed._replace(selected_nodes=self.select_nodes())
+        action = canary.next_step(self.desired, observed)
+        if action.kind not in (canary.PATCH, canary.DELETE_PODS):
+            annotations = observed.daemonset.annotations or {}
+            self.sync_condition(annotations.get(canary.PHASE), annotations.get(canary.FAILURE))
+        return observed, action
+
+    def sync_condition(self, phase, failure=None):
+        """The OperatorCondition's ``Upgradeable`` for a DaemonSet in ``phase`` (when ``operator_condition`` is set)."""
+        if self.condition is not None:
+            self.condition.sync(phase, failure)
 
     def carry_out(self, ds, action):
-        """Carry ``action`` out; True when done, False when the guard failed (observe again)."""
+        """Carry ``action`` out; True when done, False when the guard failed (observe again).
+
+        The OperatorCondition blocks upgrades before a step into (or within) a rollout, and releases them after
+        the step that ends one."""
+        if action.kind not in (canary.PATCH, canary.DELETE_PODS):
+            return True
+        after = canary.patched_annotations(canary_observe.daemonset_state(ds), action.patch or [])
+        failure = after.get(canary.FAILURE)
+        if action.phase in BLOCKING:
+            self.sync_condition(action.phase, failure)
         if action.kind == canary.PATCH:
             try:
                 patch_object(self.client, self.ds_resource, self.name, action.patch, self.namespace, patch_type="json")
@@ -129,11 +191,11 @@ class Rollout:
                 if exc.status in GUARD_FAILED:
                     return False
                 raise
-        elif action.kind == canary.DELETE_PODS:
+        else:
             for pod in action.pods:
                 delete_object(self.client, self.pod_resource, pod, self.namespace)
-        else:
-            return True
+        if action.phase not in BLOCKING:
+            self.sync_condition(action.phase, failure)
         self.acted = True
         self.last_action = action
         if action.event is not None and not self.check_mode:
@@ -165,10 +227,33 @@ class Rollout:
             "count": 1,
         }
         self.events.append({"type": event.type, "reason": event.reason, "message": event.message})
-        try:
-            create_object(self.client, find_resource(self.client, "Event", "v1"), body, self.namespace)
-        except K8sError as exc:
-            self.warnings.append(f"could not record the event {event.reason}: {exc}")
+        self.unsent.append((event.reason, body))
+        self.send_events()
+
+    def send_events(self, last=False):
+        """Create the Events not created yet, in order. While the API server is unreachable (restarting) they wait
+        for the next call (the next step, at the latest the end of the run: ``last``); other errors are warnings."""
+        pending, self.unsent = self.unsent, []
+        for index, (reason, body) in enumerate(pending):
+            try:
+                create_object(self.client, find_resource(self.client, "Event", "v1"), body, self.namespace)
+            except K8sError as exc:
+                if transient_error(exc) and not last:
+                    self.unsent = pending[index:]
+                    return
+                self.warnings.append(f"could not record the event {reason}: {exc}")
+
+    def tolerate(self, exc):
+        """True when ``exc``, an error of a request made while deciding or acting in the watch loop, comes from an API
+        server that is restarting or overloaded (``k8s.observe.transient_error``) and such errors have not lasted
+        ``TRANSIENT_SECONDS`` in a row: the next change decides again, from what the watches then show. That is safe:
+        patches are guarded by the resourceVersion, and deleting a pod twice is harmless."""
+        if not transient_error(exc):
+            return False
+        now = time.monotonic()
+        if self.unreachable_since is None:
+            self.unreachable_since = now
+        return now - self.unreachable_since < TRANSIENT_SECONDS
 
     def fail(self, observed, action):
         result = self.result(observed, action)
@@ -180,7 +265,7 @@ class Rollout:
         annotations = {k: v for k, v in (ds.annotations or {}).items() if k in canary.ANNOTATIONS}
         if phase is None:
             phase = "done" if action.kind == canary.DONE else (ds.annotations or {}).get(canary.PHASE) or action.phase or "done"
-        return {
+        result = {
             "changed": self.acted,
             "phase": phase,
             "daemonset": {
@@ -197,7 +282,15 @@ class Rollout:
             "events": self.events,
             "failure": summary["failure"],
             "message": self.last_action.message if action.kind == canary.DONE and self.last_action is not None else action.message,
+            "canary_nodes": summary["canary_nodes"],
         }
+        if self.condition is not None:
+            result["operator_condition"] = self.condition.result()
+        return result
+
+    def changed(self):
+        """Whether the run changed (or, in check mode, would change) the DaemonSet, its pods or the OperatorCondition."""
+        return self.acted or (self.condition is not None and self.condition.changed)
 
 
 def _diff_view(ds):
@@ -227,9 +320,9 @@ def _one_step(rollout):
     raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} kept changing while the rollout tried to patch it ({GUARD_RETRIES} attempts)")
 
 
-def _watch(rollout, timeout):
-    """``wait: true``: watch the DaemonSet, its pods and ControllerRevisions and act until a terminal action."""
-    ds, _pods, _revisions = rollout.read()
+def _watch(rollout, timeout, ds):
+    """``wait: true``: watch the DaemonSet (``ds`` as read at the start: its selector names the pods and
+    ControllerRevisions), its pods and ControllerRevisions and act until a terminal action."""
     selector = _selector(ds)
     sources = [
         Source("daemonset", "apps/v1", "DaemonSet", rollout.namespace, rollout.name),
@@ -242,13 +335,21 @@ def _watch(rollout, timeout):
         ds = (snapshot.get("daemonset") or {}).get(rollout.name)
         if ds is None:
             raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} was deleted during the rollout")
-        observed, action = rollout.decide(ds, list((snapshot.get("pods") or {}).values()), list((snapshot.get("revisions") or {}).values()))
-        state["observed"], state["action"] = observed, action
-        if action.kind in (canary.FAIL, canary.HALTED):
-            rollout.fail(observed, action)
-        if action.kind in (canary.DONE, canary.PAUSE):
-            return ds, observed, action
-        rollout.carry_out(ds, action)  # a failed guard: the next event brings the new state
+        try:
+            observed, action = rollout.decide(ds, list((snapshot.get("pods") or {}).values()), list((snapshot.get("revisions") or {}).values()))
+            state["observed"], state["action"] = observed, action
+            if action.kind in (canary.FAIL, canary.HALTED):
+                rollout.fail(observed, action)
+            if action.kind in (canary.DONE, canary.PAUSE):
+                return ds, observed, action
+            rollout.carry_out(ds, action)  # a failed guard: the next event brings the new state
+        except K8sError as exc:
+            if not rollout.tolerate(exc):
+                raise
+            return None  # the API server is restarting: decide again on the next change (or tick)
+        rollout.unreachable_since = None
+        if rollout.unsent:
+            rollout.send_events()
         return None
 
     def on_timeout(snapshot):
@@ -257,7 +358,7 @@ def _watch(rollout, timeout):
         return rollout.result(state["observed"], state["action"])
 
     try:
-        return observe(rollout.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS)
+        return observe(rollout.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS, throttle=THROTTLE)
     except ResourceTimeoutError as exc:
         action = state.get("action")
         exc.msg = f"Timed out after {timeout}s in the canary rollout of DaemonSet {rollout.namespace}/{rollout.name}" + (
@@ -280,15 +381,20 @@ def run(client, params, check_mode):
         if check_mode or not params["wait"]:
             ds, observed, action = _one_step(rollout)
         else:
-            ds, observed, action = _watch(rollout, params["wait_timeout"])
+            ds, observed, action = _watch(rollout, params["wait_timeout"], before)
     except KubeforgeError as exc:
+        rollout.send_events(last=True)
         exc.result.setdefault("duration", round(time.monotonic() - started, 3))
         raise
+    rollout.send_events(last=True)
 
     if check_mode:
         done = action.kind == canary.DONE or (action.kind == canary.PATCH and action.phase is None)
         result = rollout.result(observed, action, phase=action.phase or ("done" if done else None))
-        result["changed"] = action.kind not in (canary.DONE, canary.PAUSE)
+        result["changed"] = action.kind not in (canary.DONE, canary.PAUSE) or rollout.changed()
+        if action.patch:
+            predicted = observed.daemonset._replace(annotations=canary.patched_annotations(observed.daemonset, action.patch))
+            result["canary_nodes"] = list(canary.canary_nodes_of(predicted))
         after_view = _patched_view(ds, action.patch)
     else:
         if not params["wait"] and action.kind in (canary.PATCH, canary.DELETE_PODS):
@@ -297,7 +403,7 @@ def run(client, params, check_mode):
             if action.phase in (canary.HALTED_PHASE, canary.ROLLED_BACK):
                 rollout.fail(observed, action)
         result = rollout.result(observed, action)
-        result["changed"] = rollout.acted or (resumed and action.kind == canary.DONE)
+        result["changed"] = rollout.changed() or (resumed and action.kind == canary.DONE)
         after_view = _diff_view(get_object(client, rollout.ds_resource, rollout.name, rollout.namespace) or ds)
     result["duration"] = round(time.monotonic() - started, 3)
     if rollout.warnings:

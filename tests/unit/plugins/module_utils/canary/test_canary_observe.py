@@ -1,0 +1,117 @@
+"""canary.observe.pod_states with a cache: each pod object is read once per resourceVersion, results equal the
+uncached ones, changed, recreated, foreign and vanished pods are handled, and the cache does not grow."""
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as obs
+
+NS = "agents"
+
+
+def daemonset(uid="ds-uid"):
+    return {"metadata": {"name": "agent", "namespace": NS, "uid": uid, "generation": 3}, "spec": {}, "status": {}}
+
+
+def pod(node, version, revision="h1", ready=True, owner="ds-uid", uid=None, restarts=0):
+    return {
+        "metadata": {
+            "name": f"agent-{node}",
+            "namespace": NS,
+            "uid": uid or f"uid-{node}",
+            "resourceVersion": str(version),
+            "labels": {"controller-revision-hash": revision},
+            "ownerReferences": [{"kind": "DaemonSet", "name": "agent", "uid": owner, "controller": True}],
+        },
+        "spec": {"nodeName": node},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": "2026-11-23T10:00:00Z"}],
+            "containerStatuses": [{"name": "agent", "restartCount": restarts, "state": {"running": {}}}],
+        },
+    }
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts the calls of observe.pod_state (the per-pod work the cache saves)."""
+    calls = []
+    original = obs.pod_state
+
+    def pod_state(value):
+        calls.append(value["metadata"]["name"])
+        return original(value)
+
+    monkeypatch.setattr(obs, "pod_state", pod_state)
+    return calls
+
+
+def test_cached_states_equal_uncached_and_unchanged_pods_are_read_once(counted):
+    ds = daemonset()
+    pods = [pod(f"n{i}", 10 + i) for i in range(50)] + [pod("x", 99, owner="other-uid")]
+    cache = {}
+    first = obs.pod_states(ds, pods, cache)
+    assert first == obs.pod_states(ds, pods)  # no cache: the same states
+    assert len(first) == 50 and "agent-x" not in {s.name for s in first}
+    counted.clear()
+    for _round in range(5):
+        assert obs.pod_states(ds, pods, cache) == first
+    assert counted == []  # nothing read again
+
+
+def test_a_changed_pod_is_read_again_and_its_new_state_used(counted):
+    ds = daemonset()
+    pods = [pod("n1", 1, revision="h1"), pod("n2", 2, revision="h1")]
+    cache = {}
+    obs.pod_states(ds, pods, cache)
+    counted.clear()
+    pods[1] = pod("n2", 3, revision="h2", ready=False, restarts=4)
+    states = {s.node: s for s in obs.pod_states(ds, pods, cache)}
+    assert counted == ["agent-n2"]
+    assert states["n2"].hash == "h2" and states["n2"].ready is False and states["n2"].restarts == 4
+    assert states["n1"].hash == "h1" and states["n1"].ready is True
+
+
+def test_a_recreated_pod_with_an_equal_resource_version_is_not_confused():
+    ds = daemonset()
+    cache = {}
+    obs.pod_states(ds, [pod("n1", 5, revision="h1", uid="old")], cache)
+    states = obs.pod_states(ds, [pod("n1", 5, revision="h2", uid="new")], cache)
+    assert [s.hash for s in states] == ["h2"]
+
+
+def test_ownership_follows_the_daemonset_identity():
+    cache = {}
+    pods = [pod("n1", 1, owner="ds-uid")]
+    assert len(obs.pod_states(daemonset("ds-uid"), pods, cache)) == 1
+    # the DaemonSet was deleted and created again under the same name: the old pod is no longer its own
+    assert obs.pod_states(daemonset("new-uid"), pods, cache) == []
+
+
+def test_a_pod_changed_in_place_with_a_new_resource_version_is_read_again(counted):
+    ds = daemonset()
+    same = pod("n1", 1, revision="h1")
+    cache = {}
+    obs.pod_states(ds, [same], cache)
+    same["metadata"]["resourceVersion"] = "2"
+    same["metadata"]["labels"]["controller-revision-hash"] = "h2"
+    counted.clear()
+    assert [s.hash for s in obs.pod_states(ds, [same], cache)] == ["h2"]
+    assert counted == ["agent-n1"]
+
+
+def test_the_cache_holds_only_the_pods_of_the_last_observation():
+    ds = daemonset()
+    cache = {}
+    for version in range(100):  # one pod changing 100 times, as in a long watch
+        obs.pod_states(ds, [pod("n1", version), pod("n2", 1)], cache)
+    assert len(cache) == 2
+    obs.pod_states(ds, [], cache)
+    assert cache == {}
+
+
+def test_observe_with_a_cache_gives_the_same_observation():
+    ds = daemonset()
+    ds["spec"] = {"template": {"spec": {"containers": [{"name": "agent", "image": "a:2"}]}}}
+    pods = [pod(f"n{i}", i, revision="h2" if i % 2 else "h1") for i in range(10)]
+    cache = {}
+    assert obs.observe(ds, pods, [], now=1.0, cache=cache) == obs.observe(ds, pods, [], now=1.0)
+    assert obs.observe(ds, pods, [], now=1.0, cache=cache) == obs.observe(ds, pods, [], now=1.0)

@@ -1,0 +1,155 @@
+"""observe(): an API server that is unreachable for a while (a restart) is waited for; one that stays away, or
+answers with a real error, fails the wait. transient_error() tells requests of the first kind from the others.
+
+The dynamic client, its resources and their streams are fakes (connection errors on demand); the same code runs
+against a restarted kube-apiserver in tests/integration/canary/test_canary_resilience.py.
+"""
+
+import threading
+import time
+
+import pytest
+from kubernetes.client.rest import ApiException
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+
+
+def refused():
+    """What the kubernetes client raises when nothing listens on the API server's port."""
+    return MaxRetryError(
+        None, "/api/v1/namespaces/ns/configmaps", reason=NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused")
+    )
+
+
+def api_error(status):
+    return ApiException(status=status, reason="Error")
+
+
+def wrapped(cause, status=None):
+    """A K8sError raised ``from`` cause, as k8s.objects wraps failed requests."""
+    try:
+        raise K8sError(f"Failed to patch DaemonSet agent: {cause}", status=status) from cause
+    except K8sError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("case", "exc", "expected"),
+    [
+        ("connection refused", refused(), True),
+        ("connection reset", ConnectionResetError(104, "Connection reset by peer"), True),
+        ("stream cut", ProtocolError("Connection broken: IncompleteRead"), True),
+        ("wrapped connection refused", wrapped(refused()), True),
+        ("twice wrapped", wrapped(wrapped(refused())), True),
+        ("503", api_error(503), True),
+        ("500", api_error(500), True),
+        ("429", api_error(429), True),
+        ("wrapped 503", wrapped(api_error(503), status=503), True),
+        ("403", api_error(403), False),
+        ("404", api_error(404), False),
+        ("409", api_error(409), False),
+        ("422", api_error(422), False),
+        ("wrapped 403", wrapped(api_error(403), status=403), False),
+        ("adapter error without cause", K8sError("Failed to find exact match for apps/v1.Widget"), False),
+        ("wrapped programming error", wrapped(ValueError("bad JSON")), False),
+    ],
+)
+def test_transient_error(case, exc, expected):
+    assert kf_observe.transient_error(exc) is expected, case
+
+
+def test_retry_pauses_double_up_to_the_maximum():
+    assert [kf_observe.retry_pause(n) for n in range(1, 8)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0]
+
+
+class QuietStream:
+    """The HTTP response of a watch that sends no event until ``closed`` is set."""
+
+    def __init__(self, closed):
+        self.closed = closed
+
+    def stream(self, amt=None, decode_content=False):
+        while not self.closed.wait(0.01):
+            yield from ()
+
+    def close(self):
+        pass
+
+    def release_conn(self):
+        pass
+
+
+class FakeResource:
+    """A resource whose LISTs fail with ``failures`` (in order, then succeed) and whose watches stay quiet until
+    ``closed`` is set (through ``watch()`` or a ``get(watch=True)`` streamed by kubernetes' Watch)."""
+
+    kind = "ConfigMap"
+
+    def __init__(self, failures):
+        self.failures = list(failures)
+        self.lists = []
+        self.closed = threading.Event()
+
+    def get(self, namespace=None, watch=False, **params):
+        if watch:
+            return QuietStream(self.closed)
+        self.lists.append(time.monotonic())
+        if self.failures:
+            raise self.failures.pop(0)
+        return {"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "cm", "namespace": namespace}}]}
+
+    def watch(self, namespace=None, resource_version=None, timeout=None, watcher=None, **params):
+        yield from QuietStream(self.closed).stream()
+
+
+class FakeDynamicClient:
+    def __init__(self, resource):
+        self.resources = self
+        self.resource = resource
+
+    def get(self, api_version=None, kind=None):
+        return self.resource
+
+
+@pytest.fixture
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(kf_observe, "RETRY_PAUSE_FIRST", 0.001)
+    monkeypatch.setattr(kf_observe, "RETRY_PAUSE_MAX", 0.004)
+
+
+def watch_one(resource, timeout=10):
+    def on_change(snapshot):
+        return sorted(snapshot["maps"]) or None
+
+    try:
+        return kf_observe.observe(FakeDynamicClient(resource), [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, timeout)
+    finally:
+        resource.closed.set()
+
+
+def test_an_api_server_away_for_many_retries_is_waited_for(fast_retries):
+    """Twelve refused LISTs in a row (the old limit gave up after five): the source is listed once the server answers."""
+    resource = FakeResource([refused() for _attempt in range(12)] + [api_error(503)])
+    assert watch_one(resource) == ["cm"]
+    assert len(resource.lists) == 14
+
+
+def test_an_api_server_that_stays_away_fails_after_transient_seconds(fast_retries, monkeypatch):
+    monkeypatch.setattr(kf_observe, "TRANSIENT_SECONDS", 0.2)
+    resource = FakeResource([refused() for _attempt in range(100_000)])
+    started = time.monotonic()
+    with pytest.raises(K8sError, match="Failed to watch maps: .*Connection refused") as failure:
+        watch_one(resource)
+    assert failure.value.status is None
+    assert 0.2 <= resource.lists[-1] - resource.lists[0] and time.monotonic() - started < 5
+    assert len(resource.lists) > 5
+
+
+def test_a_real_error_fails_at_once(fast_retries):
+    resource = FakeResource([api_error(403)])
+    with pytest.raises(K8sError) as failure:
+        watch_one(resource)
+    assert failure.value.status == 403
+    assert len(resource.lists) == 1
