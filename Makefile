@@ -60,7 +60,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench bench-olm demo build clean distclean \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench bench-olm bench-canary demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -236,6 +236,10 @@ bench: venv ## Benchmark our FBC engine against opm side by side (not a test; ne
 bench-olm: collection-link testbed-deps ## Benchmark olm_operator against kubernetes.core on the testbed (brings it up if needed; not a test)
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/olm/run.py --out $(BUILD_DIR)/bench/olm.json --markdown $(BUILD_DIR)/bench/olm.md $(BENCH_ARGS)
+
+bench-canary: collection-link testbed-deps ## Benchmark daemonset_canary against the DaemonSet controller's rolling update on 100 and 1000 KWOK nodes (not a test)
+	@mkdir -p $(BUILD_DIR)/bench
+	$(PY) benchmarks/canary/run.py --out $(BUILD_DIR)/bench/canary.json --markdown $(BUILD_DIR)/bench/canary.md $(BENCH_ARGS)
 
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
 	$(MAKE) testbed-build

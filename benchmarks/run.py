@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import shlex
 import shutil
 import statistics
@@ -32,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_catalog  # noqa: E402
+from benchlib import machine, write_results  # noqa: E402
 
 REPO = gen_catalog.REPO
 SOURCE = gen_catalog.DEFAULT_SOURCE
@@ -251,33 +251,22 @@ def environment(opm, python):
         except OSError:
             return None
 
-    mem_kb = None
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem_kb = int(line.split()[1])
-    cpu = None
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return {
-        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "host": platform.node(),
-        "kernel": platform.release(),
-        "cpu": cpu,
-        "cpus": os.cpu_count(),
-        "mem_gib": round(mem_kb / 2**20, 1) if mem_kb else None,
-        "loadavg_start": os.getloadavg(),
-        "python": cmd(
-            [python, "-c", "import sys, yaml; print(sys.version.split()[0], 'PyYAML', yaml.__version__, 'libyaml' if yaml.__with_libyaml__ else 'no-libyaml')"]
-        ),
-        "opm": opm,
-        "opm_version": cmd([opm, "version"]),
-        "git_head": cmd(["git", "rev-parse", "--short", "HEAD"]),
-        "git_dirty_fbc": bool(cmd(["git", "status", "--porcelain", "plugins/module_utils/fbc"])),
-    }
+    env = machine(("plugins/module_utils/fbc",))
+    env.update(
+        {
+            "python": cmd(
+                [
+                    python,
+                    "-c",
+                    "import sys, yaml; print(sys.version.split()[0], 'PyYAML', yaml.__version__, 'libyaml' if yaml.__with_libyaml__ else 'no-libyaml')",
+                ]
+            ),
+            "opm": opm,
+            "opm_version": cmd([opm, "version"]),
+            "git_dirty_fbc": env.pop("git_dirty"),
+        }
+    )
+    return env
 
 
 def main(argv=None):
@@ -372,15 +361,7 @@ def main(argv=None):
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     results["environment"]["loadavg_end"] = os.getloadavg()
-    table = markdown(results)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=2)
-            f.write("\n")
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(table)
-    print(table)
+    write_results(results, markdown(results), args.out, args.markdown)
 
 
 if __name__ == "__main__":

@@ -30,21 +30,37 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import re
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-COLLECTIONS = os.path.join(REPO, ".build", "collections")
-CACHE = os.environ.get("KUBEFORGE_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kubeforge-bench")
-sys.path.insert(0, os.path.join(REPO, "tests"))  # the testbed package
+sys.path.insert(0, os.path.dirname(HERE))
+from benchlib import (  # noqa: E402
+    COLLECTIONS,
+    TESTS,
+    brief_requests,
+    ensure_collection_link,
+    fmt,
+    is_discovery,
+    log,
+    machine,
+    mark,
+    median,
+    module_env,
+    rel,
+    requests_since,
+    run_module,
+    site_packages,
+    stamp,
+    timed_run,
+    warm_discovery,
+    write_results,
+)
+
+sys.path.insert(0, TESTS)  # the testbed package
 
 GROUP, V1ALPHA1, V1 = "operators.coreos.com", "v1alpha1", "v1"
 PACKAGE, CHANNEL, VERSION = "kube-demo", "stable", "0.0.1"
@@ -58,41 +74,6 @@ ANCHOR_PLAYBOOK = os.path.join(HERE, "anchor-install.yml")
 NOOP_WALL_TARGET = 1.0
 NOOP_REQUEST_TARGET = 5
 LATENCY_TARGET = 1.0
-# The audit log is written after each response: wait this long after a run before counting its requests.
-AUDIT_SETTLE_S = 1.0
-
-
-def log(msg):
-    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
-    sys.stderr.flush()
-
-
-# ------------------------------------------------------------------------------------------------- setup
-
-
-def ensure_collection_link():
-    link = os.path.join(COLLECTIONS, "ansible_collections", "kubeforge", "operators")
-    if not os.path.islink(link):
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        os.symlink(REPO, link)
-
-
-def site_packages():
-    return [p for p in sys.path if p.endswith("site-packages")]
-
-
-def module_env(tmpdir):
-    """Environment of every measured process (ours and the anchor alike).
-
-    TMPDIR is private to this run: kubernetes.core keeps its discovery cache in the temp dir (keyed by API host and
-    OS user), so no other job's cache writes or invalidations reach the measurement. Bytecode is cached outside
-    the repository (warm imports, as for an installed collection).
-    """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("K8S_AUTH_") and k not in ("KUBECONFIG", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPATH"] = os.pathsep.join([COLLECTIONS] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(CACHE, "pycache")
-    env["TMPDIR"] = tmpdir
-    return env
 
 
 def ansible_env(tmpdir):
@@ -276,10 +257,10 @@ class Watch:
     def _seen(self, when, kind, obj):
         status = obj.get("status") or {}
         self.events.append((when, kind, status.get("phase") or status.get("state")))
-        for mark, holds in self.marks.items():
-            if mark not in self.first and holds(obj):
-                self.first[mark] = when
-                self.objects[mark] = obj
+        for name, holds in self.marks.items():
+            if name not in self.first and holds(obj):
+                self.first[name] = when
+                self.objects[name] = obj
 
     def _read(self):
         from kubernetes.watch.watch import iter_resp_lines
@@ -335,10 +316,10 @@ class InstallWatch:
         """Times relative to the run: when the CSV succeeded and the Subscription showed it, and the latencies."""
         succeeded = self.csv.first.get("succeeded")
         installed = self.sub.first.get("installed")
-        stamp = ((self.csv.objects.get("succeeded") or {}).get("status") or {}).get("lastTransitionTime")
+        transition = ((self.csv.objects.get("succeeded") or {}).get("status") or {}).get("lastTransitionTime")
         status_time = None
-        if stamp:
-            status_time = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+        if transition:
+            status_time = datetime.datetime.strptime(transition, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp()
         return {
             "succeeded_after_start_s": rel(succeeded, run["start"]),
             "sub_installed_after_start_s": rel(installed, run["start"]),
@@ -350,73 +331,16 @@ class InstallWatch:
         }
 
 
-def rel(later, earlier):
-    return None if later is None or earlier is None else round(later - earlier, 3)
-
-
-# ------------------------------------------------------------------------------------------------ running
-
-# Fills kubernetes.core's discovery cache file (in $TMPDIR) with every API group/version an install touches. The
-# file is keyed by API server and OS user, not by Kubernetes user, so the admin kubeconfig (not audited) serves.
-WARM_DISCOVERY = """
-import sys
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-client = get_api_client(kubeconfig=sys.argv[1])
-for kind, api_version in [("Namespace", "v1"), ("Pod", "v1"), ("ReplicaSet", "apps/v1"), ("Deployment", "apps/v1"),
-                          ("Subscription", "operators.coreos.com/v1alpha1"), ("OperatorGroup", "operators.coreos.com/v1"),
-                          ("PackageManifest", "packages.operators.coreos.com/v1")]:
-    client.resource(kind, api_version)
-"""
-
-
-def warm_discovery(bed, env, python):
-    subprocess.run([python, "-c", WARM_DISCOVERY, bed.kubeconfig], env=env, check=True, capture_output=True)  # noqa: S603
-
-
-def run_module(module, args, workdir, env, python, timeout=900):
-    """One module as Ansible runs it locally (args file, JSON result on stdout); returns timing and result."""
-    args_file = os.path.join(workdir, "%s-args.json" % module.rsplit(".", 1)[1])
-    module_args = dict(args, _ansible_check_mode=False, _ansible_diff=False, _ansible_tmpdir=workdir)
-    with open(args_file, "w") as f:
-        json.dump({"ANSIBLE_MODULE_ARGS": module_args}, f)
-    timed = timed_run([python, "-m", module, args_file], env, timeout)
-    try:
-        result = json.loads(timed.pop("stdout"))
-    except ValueError:
-        result = {"failed": True, "msg": "no JSON from %s (exit %s): %s" % (module, timed["rc"], timed["stderr"][-2000:])}
-    timed.pop("stderr")
-    timed["result"] = result
-    return timed
-
-
-def timed_run(argv, env, timeout):
-    """Run argv; wall time (perf_counter), start/end (epoch), CPU seconds of the process tree (wait4), load."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.time()
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, close_fds=True)  # noqa: S603
-        timer = threading.Timer(timeout, proc.kill)
-        timer.start()
-        try:
-            _pid, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        wall = time.perf_counter() - t0
-        end = time.time()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
-    return {
-        "wall_s": round(wall, 4),
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
-        "start": start,
-        "end": end,
-        "rc": proc.returncode,
-        "load1": os.getloadavg()[0],
-        "stdout": stdout,
-        "stderr": stderr,
-    }
+# Every API group/version an install uses (kubernetes.core's discovery cache is filled with them before measuring).
+DISCOVERY_KINDS = [
+    ("Namespace", "v1"),
+    ("Pod", "v1"),
+    ("ReplicaSet", "apps/v1"),
+    ("Deployment", "apps/v1"),
+    ("Subscription", "operators.coreos.com/v1alpha1"),
+    ("OperatorGroup", "operators.coreos.com/v1"),
+    ("PackageManifest", "packages.operators.coreos.com/v1"),
+]
 
 
 def run_playbook(playbook, extra_vars, workdir, env, timeout=900):
@@ -448,94 +372,6 @@ def run_playbook(playbook, extra_vars, workdir, env, timeout=900):
     if timed["rc"] != 0:
         timed["output"] = (stdout[-3000:] + stderr[-2000:]).strip()
     return timed
-
-
-DISCOVERY_RE = re.compile(r"^/(version|openapi/.*|api|apis|api/[^/]+|apis/[^/]+|apis/[^/]+/[^/]+)$")
-NAMESPACE_RE = re.compile(r"/namespaces/([^/?]+)")
-
-
-def is_discovery(uri):
-    return bool(DISCOVERY_RE.match(uri.split("?")[0]))
-
-
-def requests_since(bed, offset, namespace, run=None):
-    """The bench user's requests after ``offset``, once the log has settled: ``(ours, foreign, timing)``.
-
-    ``foreign`` are requests into other namespaces (someone else using the bench user at the same time); they are
-    reported and left out of the count. Cluster-scoped requests (discovery among them) count as ours. ``timing``
-    (with ``run``) places the requests in the run, from the audit events' microsecond timestamps.
-    """
-    time.sleep(AUDIT_SETTLE_S)
-    requests = bed.audit_requests(offset)
-    while True:  # until two reads agree
-        time.sleep(0.3)
-        again = bed.audit_requests(offset)
-        if len(again) == len(requests):
-            break
-        requests = again
-    ours, foreign = [], []
-    for verb, uri, code in requests:
-        match = NAMESPACE_RE.search(uri)
-        (foreign if match and match.group(1) != namespace else ours).append([verb, uri, code])
-    return ours, foreign, (request_timing(bed, offset, namespace, run) if run else None)
-
-
-def _stamp(text):
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
-
-
-def request_timing(bed, offset, namespace, run):
-    """When the run's requests arrived and completed at the API server, relative to the process start.
-
-    Returns ``first_request_s`` (process start to the first request: interpreter start, imports, client set-up),
-    ``after_last_response_s`` (the last non-watch response to the process end) and ``server_s`` (summed API server
-    time of the non-watch requests), plus the per-request ``timeline``.
-    """
-    with open(bed.audit_log, "rb") as handle:
-        handle.seek(offset)
-        data = handle.read()
-    events = {}
-    for line in data[: data.rfind(b"\n") + 1].splitlines():
-        event = json.loads(line)
-        uri = event.get("requestURI", "")
-        match = NAMESPACE_RE.search(uri)
-        if match and match.group(1) != namespace:
-            continue
-        entry = events.setdefault(event["auditID"], {"verb": event.get("verb"), "uri": uri})
-        entry["received"] = _stamp(event["requestReceivedTimestamp"])
-        if event.get("stage") in ("ResponseComplete", "ResponseStarted") and "done" not in entry:
-            entry["done"] = _stamp(event["stageTimestamp"])
-    rows = sorted(events.values(), key=lambda e: e["received"])
-    if not rows:
-        return None
-    plain = [e for e in rows if e["verb"] != "watch" and "done" in e]
-    return {
-        "first_request_s": rel(rows[0]["received"], run["start"]),
-        "after_last_response_s": rel(run["end"], max(e["done"] for e in plain)) if plain else None,
-        "server_s": round(sum(e["done"] - e["received"] for e in plain), 4),
-        "timeline": [
-            [rel(e["received"], run["start"]), rel(e.get("done"), run["start"]), e["verb"], e["uri"].replace("/namespaces/%s" % namespace, "/namespaces/<ns>")]
-            for e in rows
-        ],
-    }
-
-
-def brief_requests(requests, namespace):
-    """``verb URI code`` lines with the namespace shortened to ``<ns>``."""
-    return ["%s %s %s" % (verb, uri.replace("/namespaces/%s" % namespace, "/namespaces/<ns>"), code) for verb, uri, code in requests]
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def fmt(value, digits=2):
-    return "-" if value is None else ("%.*f" % (digits, value))
-
-
-def mark(ok):
-    return "✅" if ok else "❌"
 
 
 # ----------------------------------------------------------------------------------------------- 1. no-op
@@ -834,7 +670,7 @@ def _task_offsets(run):
     stamps = [(t.get("start"), t.get("end")) for t in run.get("tasks") or []]
     if not stamps or not stamps[0][0] or not stamps[-1][1]:
         return None, None
-    return rel(_stamp(stamps[0][0]), run["start"]), rel(run["end"], _stamp(stamps[-1][1]))
+    return rel(stamp(stamps[0][0]), run["start"]), rel(run["end"], stamp(stamps[-1][1]))
 
 
 def bench_install(bed, cluster, runs, workdir):
@@ -959,19 +795,15 @@ def md_install(r):
 
 
 def environment(bed):
-    return {
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "host": platform.node(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "loadavg_start": os.getloadavg(),
-        "testbed_versions": bed.state.get("versions"),
-        "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip(),
-        "git_dirty": bool(
-            subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "plugins"], capture_output=True, text=True, check=False).stdout.strip()
-        ),
-    }
+    env = machine(("plugins",))
+    env.update(
+        {
+            "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "testbed_versions": bed.state.get("versions"),
+            "git": env["git_head"],
+        }
+    )
+    return env
 
 
 def markdown(results):
@@ -1031,7 +863,7 @@ def main():
     results = {"environment": environment(bed)}
     # Bytecode and discovery caches warm before anything is measured (the no-op benchmark measures a cold discovery
     # cache separately, in warm-up runs of their own).
-    warm_discovery(bed, module_env(os.path.join(workdir, "tmp")), sys.executable)
+    warm_discovery(bed.kubeconfig, module_env(os.path.join(workdir, "tmp")), sys.executable, DISCOVERY_KINDS)
     try:
         if "noop" in only:
             log("1. no-op: olm_operator vs kubernetes.core.k8s, %d runs each" % args.noop_runs)
@@ -1052,15 +884,7 @@ def main():
         cluster.api.close()
         shutil.rmtree(workdir, ignore_errors=True)
     results["environment"]["loadavg_end"] = os.getloadavg()
-    table = markdown(results)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=2)
-            f.write("\n")
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(table)
-    print(table)
+    write_results(results, markdown(results), args.out, args.markdown)
 
 
 if __name__ == "__main__":
