@@ -244,6 +244,7 @@ bench-canary: collection-link testbed-deps ## Benchmark daemonset_canary against
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
 	$(MAKE) testbed-build
 	$(MAKE) testbed-up
+	$(TESTBED) up --olmv1
 	$(TESTBED) scale 10
 	$(VENV)/bin/ansible-playbook playbooks/demo.yml -e @"$$($(TESTBED) ansible-vars)"
 

@@ -78,7 +78,7 @@ def run_module(module, execute, requirements=()):
 
     ``requirements``: ``(library name, import traceback or None)`` pairs; a missing library fails first, with
     Ansible's standard message. A ``warnings`` list in the result goes to ``module.warn``; a ``diff`` is dropped
-    unless the module runs in diff mode.
+    unless the module runs in diff mode. Warnings in the result of a failure go to ``module.warn`` as well.
     """
     for library, import_error in requirements:
         if import_error:
@@ -86,7 +86,10 @@ def run_module(module, execute, requirements=()):
     try:
         result = dict(execute(module) or {})
     except Exception as exc:  # the one place where errors become fail_json
-        module.fail_json(**failure_from_exception(exc))
+        failure = failure_from_exception(exc)
+        for warning in failure.pop("warnings", None) or ():
+            module.warn(warning)
+        module.fail_json(**failure)
         return  # fail_json exits; reached only with test doubles that return
     for warning in result.pop("warnings", None) or ():
         module.warn(warning)

@@ -22,6 +22,9 @@ description:
   - Catalog channels and versions come from the PackageManifest API (C(packages.operators.coreos.com/v1), served by
     OLM's packageserver), as the OpenShift console reads them. When the cluster does not serve that API, or it
     cannot be read, RV(operator.catalog) is V(null) and a warning says why; the rest is still reported.
+  - On clusters that serve OLM v1 (C(olm.operatorframework.io/v1)), the ClusterExtensions that install into
+    O(namespace) (of O(package) when given) are reported too, as RV(cluster_extensions), unless only
+    O(subscription_name) is given.
   - Read-only, for dashboards and AWX surveys. A few API requests per run - one each for the Subscriptions, the CSVs
     and the InstallPlans of the namespace, plus one PackageManifest request per operator.
 options:
@@ -345,6 +348,59 @@ operators:
   type: list
   elements: dict
   sample: [{package: kube-demo, present: true, installed: true, upgrade_available: false}]
+cluster_extensions:
+  description:
+    - The OLM v1 ClusterExtensions whose C(spec.namespace) is O(namespace) (and whose package is O(package) when
+      given), by name.
+  returned: when the cluster serves C(olm.operatorframework.io/v1), unless only O(subscription_name) is set
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Name of the ClusterExtension.
+      type: str
+    package:
+      description: Its package.
+      type: str
+    namespace:
+      description: Its install namespace.
+      type: str
+    version_constraint:
+      description: C(spec.source.catalog.version); V(null) when not set.
+      type: str
+    channels:
+      description: C(spec.source.catalog.channels).
+      type: list
+      elements: str
+    upgrade_constraint_policy:
+      description: V(CatalogProvided) or V(SelfCertified).
+      type: str
+    installed_bundle:
+      description: Name of the installed bundle; V(null) before one is installed.
+      type: str
+    installed_version:
+      description: Its version.
+      type: str
+    installed:
+      description: Whether operator-controller reports the current generation installed (C(Installed=True),
+        C(Progressing=True/Succeeded)).
+      type: bool
+    conditions:
+      description: The C(Installed) and C(Progressing) conditions (C(status), C(reason), C(message), and C(current)
+        - whether they describe the current generation).
+      type: dict
+  sample:
+    - name: kube-demo
+      package: kube-demo
+      namespace: kube-demo
+      version_constraint: ">=0.0.1 <0.1.0"
+      channels: []
+      upgrade_constraint_policy: CatalogProvided
+      installed_bundle: kube-demo.v0.0.2
+      installed_version: 0.0.2
+      installed: true
+      conditions:
+        Installed: {status: "True", reason: Succeeded, message: Installed bundle ... successfully, current: true}
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule

@@ -6,9 +6,7 @@ import subprocess
 import sys
 
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COLLECTIONS_DIR = os.path.join(ROOT, ".build", "collections")
+from module_runner import COLLECTIONS_DIR, module_runner
 
 
 def pytest_configure(config):
@@ -27,6 +25,21 @@ def testbed():
     yield bed
     if not reused and os.environ.get("KUBEFORGE_TESTBED_KEEP") != "1":
         bed.down()
+
+
+@pytest.fixture(scope="session")
+def olmv1(testbed):
+    """OLM v1 (catalogd + operator-controller) on the testbed, started on first use (it stops with the testbed).
+
+    A dict: version, system_namespace, pull_secret (+ pull_secret_namespace), catalogd_address, catalogd_ca_file (the
+    testbed CA: ClusterCatalog status.urls.base is https://<catalogd_address>/catalogs/<name>), catalogd_webhook,
+    service_accounts, up_seconds, registry (host), registry_ca_file, registry_username, registry_password."""
+    facts = dict(testbed.ensure_olmv1())
+    registry = testbed.state["registry"]
+    with open(registry["password_file"]) as handle:
+        password = handle.read().strip()
+    facts.update(registry=registry["host"], registry_ca_file=registry["ca_file"], registry_username=registry["username"], registry_password=password)
+    return facts
 
 
 @pytest.fixture(scope="session")
@@ -106,28 +119,5 @@ def run_playbook(tmp_path):
 
 @pytest.fixture
 def run_module(tmp_path):
-    """``run_module(name, args, check_mode=False, diff=False, env=None) -> result dict``: one module of this
-    collection run the way Ansible runs it locally (a Python process reading ANSIBLE_MODULE_ARGS, JSON result on
-    stdout), without a playbook around it. ``result["failed"]`` tells failure."""
-
-    def run(name, args, check_mode=False, diff=False, env=None, timeout=900):
-        module_args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff, _ansible_tmpdir=str(tmp_path))
-        args_file = tmp_path / f"{name}-args.json"
-        args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-        run_env = dict(os.environ, PYTHONPATH=COLLECTIONS_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        if env is not None:
-            run_env.update(env)
-        proc = subprocess.run(  # noqa: S603
-            [sys.executable, "-m", f"ansible_collections.kubeforge.operators.plugins.modules.{name}", str(args_file)],
-            capture_output=True,
-            text=True,
-            env=run_env,
-            timeout=timeout,
-            check=False,
-        )
-        try:
-            return json.loads(proc.stdout)
-        except ValueError:
-            raise AssertionError(f"module {name} printed no JSON (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}") from None
-
-    return run
+    """``run_module(name, args, check_mode=False, diff=False, env=None) -> result dict`` (see ``module_runner``)."""
+    return module_runner(tmp_path)

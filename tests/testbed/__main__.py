@@ -1,4 +1,4 @@
-"""Command line: python -m testbed {build,up,down,status,env,scale} (run with PYTHONPATH=tests)."""
+"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale} (run with PYTHONPATH=tests)."""
 
 import argparse
 import json
@@ -15,6 +15,7 @@ def main(argv=None) -> int:
     up = sub.add_parser("up", help="bring the testbed up (building first if needed); reuses a running one")
     up.add_argument("--nodes", type=int, default=3, help="number of fake KWOK nodes (default 3)")
     up.add_argument("--without-scc", action="store_true", help="skip OpenShift's SecurityContextConstraints CRD (installed by default; nothing enforces SCCs)")
+    up.add_argument("--olmv1", action="store_true", help="also start OLM v1 (catalogd, operator-controller); on a running testbed, start just that")
     down = sub.add_parser("down", help="stop every testbed process and free its ports")
     down.add_argument("--purge-logs", action="store_true", help="also delete the log files")
     sub.add_parser("status", help="print the testbed status as JSON (exit 1 when not running)")
@@ -32,7 +33,7 @@ def main(argv=None) -> int:
             return 0
         testbed = cluster.Testbed()
         if args.command == "up":
-            print(json.dumps(testbed.up(nodes=args.nodes, with_scc=not args.without_scc), indent=2))
+            print(json.dumps(testbed.up(nodes=args.nodes, with_scc=not args.without_scc, olmv1=args.olmv1), indent=2))
             print(f"export KUBECONFIG={testbed.kubeconfig}")
             return 0
         if args.command == "down":

@@ -3,8 +3,8 @@
 Processes: etcd (data on tmpfs), kube-apiserver (RBAC, Pod Security admission, generated PKI, front-proxy
 config for aggregated APIs, an audit log of the bench user), kube-controller-manager, kube-scheduler, kwok
 (default stages + marked-image stages), OLM's olm and catalog operators, OLM's packageserver (the
-PackageManifest API, through the aggregator), and `opm serve` for the test catalog. All bind or are reached
-on 127.0.0.1.
+PackageManifest API, through the aggregator), and `opm serve` for the test catalog; on demand, OLM v1's catalogd
+and operator-controller (olmv1.py). All bind or are reached on 127.0.0.1.
 State (pids, ports, paths) is kept in <run>/state.json so another process can reuse or stop it.
 """
 
@@ -23,12 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional
 
-from testbed import catalog, config, procs
+from testbed import catalog, config, olmv1, procs
 from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
 from testbed.registry import LocalRegistry, RegistryError
 
-# Component start order; teardown runs it backwards.
+# Component start order; teardown runs it backwards. OLM v1's processes (last) only run after ensure_olmv1().
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "packageserver", "opm", "registry")
+COMPONENTS += olmv1.PROCESSES
 # Binaries the testbed runs (scripts/build.sh builds them all).
 BINARIES = (
     "etcd",
@@ -41,7 +42,7 @@ BINARIES = (
     "catalog",
     "package-server",
     "opm",
-)
+) + olmv1.PROCESSES
 # How restart() sees a component serving again: its port in state["ports"], or the port upstream hard-codes.
 SERVING_PORTS = {
     "etcd": "etcd",
@@ -54,6 +55,8 @@ SERVING_PORTS = {
     "packageserver": "packageserver",
     "opm": "opm",
     "registry": "registry",
+    "catalogd": "olmv1_catalogd",
+    "operator-controller": "olmv1_operator_controller_health",
 }
 PACKAGES_API = "v1.packages.operators.coreos.com"
 # Where client-go's rest.InClusterConfig reads a service account token and CA (a constant upstream).
@@ -110,7 +113,7 @@ def gomodcache() -> Path:
 
 
 def _versions(bin_path: Path) -> dict[str, str]:
-    names = ("kubernetes", "etcd", "kwok", "olm", "opm", "go")
+    names = ("kubernetes", "etcd", "kwok", "olm", "opm", "go", "olmv1")
     values = (bin_path / "VERSIONS").read_text().split()
     return dict(zip(names, values))
 
@@ -175,6 +178,7 @@ class Testbed:
             "kubeconfig": self.kubeconfig if self.state else None,
             "catalog_address": self.catalog_address if self.state.get("ports") else None,
             "packageserver": f"https://127.0.0.1:{self.state['ports']['packageserver']}" if self.state.get("ports", {}).get("packageserver") else None,
+            "olmv1": olmv1.facts(self) if self.state.get("olmv1") else None,
             "bench_kubeconfig": self.state.get("bench_kubeconfig"),
             "audit_log": self.state.get("audit_log"),
             "nodes": self.state.get("nodes"),
@@ -226,10 +230,47 @@ class Testbed:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True) -> dict:
-        """Start everything (reusing a running testbed) and return status(); raises TestbedError."""
+    def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True, olmv1: bool = False) -> dict:
+        """Start everything (reusing a running testbed) and return status(); raises TestbedError.
+
+        `olmv1`: also start OLM v1 (catalogd, operator-controller), as ensure_olmv1() does."""
         with self._exclusive():
-            return self._up(nodes, with_scc, build_first)
+            status = self._up(nodes, with_scc, build_first)
+            if not olmv1:
+                return status
+            self._ensure_olmv1()
+            return self.status()
+
+    def ensure_olmv1(self) -> dict:
+        """Start OLM v1 (catalogd + operator-controller, see olmv1.py) on the running testbed unless it is up already.
+
+        Idempotent; holds the testbed's lock. Returns olmv1.facts(). Raises TestbedError when the testbed is not
+        running or OLM v1 does not come up (what was started of it is stopped again)."""
+        with self._exclusive():
+            return self._ensure_olmv1()
+
+    def _ensure_olmv1(self) -> dict:
+        # OLM v1's own processes may have died (then it is started again); every other one must run.
+        others = [r for r in self.processes() if r["name"] not in olmv1.PROCESSES]
+        if not others or not all(procs.alive(r["pid"], r["binary"]) for r in others) or not self._apiserver_ready():
+            raise TestbedError("the testbed is not running: run `make testbed-up` (or Testbed().up()) first")
+        if olmv1.running(self):
+            return olmv1.facts(self)
+        bins = Path(self.state["bin"])
+        if not all((bins / name).is_file() for name in olmv1.PROCESSES):
+            bins = build()  # a testbed started from a cache that predates OLM v1
+        version = _versions(bins).get("olmv1")
+        if not version:
+            raise TestbedError(f"{bins / 'VERSIONS'} names no OLM v1 version: run `make testbed-build`")
+        try:
+            facts = olmv1.start(self, bins, version, gomodcache(), error=TestbedError)
+        except Exception:
+            _log(f"OLM v1 did not come up; stopping it (logs in {self.log_dir})")
+            olmv1.stop(self)
+            raise
+        self._write_ansible_vars()
+        _log(f"OLM v1 {version} up in {facts['up_seconds']}s: catalogd on https://{facts['catalogd_address']}")
+        return facts
 
     def _up(self, nodes: int, with_scc: bool, build_first: bool) -> dict:
         if self.state and self.is_running():
@@ -712,12 +753,40 @@ class Testbed:
         and KUBERNETES_SERVICE_HOST/PORT name the API server on 127.0.0.1.
         """
         self._apply(*self._packageserver_objects())
-        sa_dir = self.run_dir / "packageserver" / "serviceaccount"
+        binary = str(bins / "package-server")
+        args = [
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.state['ports']['packageserver']}",
+            f"--tls-cert-file={self.pki.path('packageserver-serving.crt')}",
+            f"--tls-private-key-file={self.pki.path('packageserver-serving.key')}",
+            "--global-namespace=olm",
+            "--v=1",
+        ]
+        self._start_as_serviceaccount("packageserver", binary, args, ("olm", "packageserver"), namespace_file=True)
+
+    def _start_as_serviceaccount(
+        self, name: str, binary: str, args: list[str], service_account: tuple[str, str], namespace_file: bool, env: Optional[dict[str, str]] = None
+    ) -> None:
+        """Start `binary args` as component `name` with the in-cluster identity of ServiceAccount (namespace, name).
+
+        It runs in a private mount namespace (`unshare`) where /var/run/secrets/kubernetes.io/serviceaccount shows
+        <run>/<name>/serviceaccount: a `token` of the ServiceAccount, the testbed CA as `ca.crt`, and (when
+        `namespace_file`) a `namespace` file; KUBERNETES_SERVICE_HOST/PORT name the API server on 127.0.0.1 and
+        KUBECONFIG is unset, so client-go's in-cluster config authenticates as that ServiceAccount. The host's mounts
+        and files stay untouched. The process record names `binary` (what the wrapper execs) to guard against pid reuse.
+        """
+        sa_namespace, sa_name = service_account
+        sa_dir = self.run_dir / name / "serviceaccount"
         sa_dir.mkdir(parents=True, exist_ok=True)
         sa_dir.chmod(0o700)
-        token = self.kubectl("create", "token", "packageserver", "-n", "olm", "--duration=8760h").stdout.strip()
-        for name, data in (("token", token), ("ca.crt", self.pki.path("ca.crt").read_text()), ("namespace", "olm")):
-            target = sa_dir / name
+        token = self.kubectl("create", "token", sa_name, "-n", sa_namespace, "--duration=8760h").stdout.strip()
+        files = [("token", token), ("ca.crt", self.pki.path("ca.crt").read_text())]
+        if namespace_file:
+            files.append(("namespace", sa_namespace))
+        else:
+            (sa_dir / "namespace").unlink(missing_ok=True)
+        for file_name, data in files:
+            target = sa_dir / file_name
             tmp = target.with_suffix(".tmp")
             tmp.write_text(data)
             tmp.chmod(0o600)
@@ -727,30 +796,20 @@ class Testbed:
         while not base.exists():
             base = base.parent
         if base == Path("/"):
-            raise TestbedError(f"cannot place the packageserver's token: no parent directory of {target} exists")
+            raise TestbedError(f"cannot place the {name} token: no parent directory of {target} exists")
         # As root a private mount namespace is enough; otherwise an unprivileged user namespace maps us to root.
         unshare = ["unshare", "--mount", "--propagation", "private"]
         if os.geteuid() != 0:
             unshare[1:1] = ["--user", "--map-root-user"]
-        binary = str(bins / "package-server")
-        argv = unshare + ["--", "/bin/sh", "-c", _SA_MOUNT_SCRIPT, "packageserver", str(sa_dir), str(target), str(base)]
-        argv += [
-            binary,
-            "--bind-address=127.0.0.1",
-            f"--secure-port={self.state['ports']['packageserver']}",
-            f"--tls-cert-file={self.pki.path('packageserver-serving.crt')}",
-            f"--tls-private-key-file={self.pki.path('packageserver-serving.key')}",
-            "--global-namespace=olm",
-            "--v=1",
-        ]
-        env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self.state["ports"]["apiserver"])}
+        argv = unshare + ["--", "/bin/sh", "-c", _SA_MOUNT_SCRIPT, name, str(sa_dir), str(target), str(base), binary] + list(args)
+        full_env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self.state["ports"]["apiserver"])}
+        full_env.update(env or {})
         unset = ("CI", "KUBECONFIG", "GRPC_PROXY", "grpc_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
-        self._start("packageserver", argv, env=env, unset=unset)
-        record = self.state["processes"]["packageserver"]
-        # The record names the binary the process becomes (after unshare and sh exec it) to guard against pid reuse.
+        self._start(name, argv, env=full_env, unset=unset)
+        record = self.state["processes"][name]
         if not procs.wait_exec(record["pid"], binary, 10):
             detail = procs.tail(record["log"])
-            raise TestbedError(f"packageserver did not start (unshare needs root or unprivileged user namespaces); last log lines:\n{detail}")
+            raise TestbedError(f"{name} did not start (unshare needs root or unprivileged user namespaces); last log lines:\n{detail}")
         record["binary"] = binary
         self._save_state()
 
@@ -839,6 +898,7 @@ class Testbed:
         manifests = self.olm_manifests_dir()
         if manifests:
             variables["testbed_olm_manifests_dir"] = str(manifests)
+        variables.update(olmv1.ansible_vars(self))
         path.write_text(json.dumps(variables, indent=2))
 
     def _start_registry(self) -> None:

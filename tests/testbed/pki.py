@@ -44,6 +44,8 @@ CERTS = {
     # OLM's catalog operator serves its health endpoint over TLS so it does not clash with olm's :8080.
     "catalog-serving": ("ca", "localhost", None, True, ()),
     "packageserver-serving": ("ca", "packageserver", None, True, (("dns", "{}.{}.svc".format(*PACKAGESERVER_SERVICE)),)),
+    # OLM v1's catalogd: catalog content (https://127.0.0.1:<port>/catalogs/...) and its mutating webhook.
+    "catalogd-serving": ("ca", "catalogd", None, True, ()),
     "front-proxy-client": ("front-proxy-ca", FRONT_PROXY_CLIENT_CN, None, False, ()),
     "bench": ("ca", BENCH_USER, None, False, ()),
 }

@@ -18,6 +18,7 @@ __metaclass__ = type
 import json
 
 import pytest
+from ansible.module_utils.common.warnings import _global_deprecations, _global_warnings
 from ansible.module_utils.testing import patch_module_args
 
 
@@ -28,6 +29,9 @@ def run_module(capsys):
             args = dict(args, _ansible_check_mode=True)
         if diff:
             args = dict(args, _ansible_diff=True)
+        # Ansible keeps warnings and deprecations in module-global lists: one module run must not see another's
+        _global_warnings.clear()
+        _global_deprecations.clear()
         with patch_module_args(args):
             with pytest.raises(SystemExit):
                 module.main()

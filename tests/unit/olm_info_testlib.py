@@ -237,7 +237,7 @@ class FakeClient:
         return {"kind": "APIResourceList"}
 
     def get(self, resource, name=None, namespace=None, label_selector=None, field_selector=None):
-        assert namespace == NS
+        assert namespace == NS or (namespace is None and resource.kind == "ClusterExtension")
         self.requests.append((resource.kind, "GET" if name else "LIST", name or label_selector or None, field_selector))
         if resource.kind in self.errors:
             raise self.errors[resource.kind]

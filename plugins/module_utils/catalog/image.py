@@ -69,13 +69,15 @@ def registry_clients(params, target, base_ref=None, client_factory=None):
     return base_client, push_client
 
 
-def image_facts(image, target=None):
+def image_facts(image, target=None, keep_tag=True):
     """The module's image results: digest, media type, manifest, config, labels, and ``image``
-    (``registry/repository[:tag]@digest``) when there is a target reference."""
+    (``registry/repository[:tag]@digest``; without the tag when ``keep_tag`` is false, the form containers/image,
+    and so opm, catalogd and operator-controller, can pull) when there is a target reference."""
     facts = dict(digest=image.digest, media_type=image.media_type, manifest=image.manifest, config=image.config,
                  labels=image.labels)
     if target is not None:
-        facts["image"] = "%s%s@%s" % (target.name, ":" + target.tag if target.tag else "", image.digest)
+        tag = ":" + target.tag if target.tag and keep_tag else ""
+        facts["image"] = "%s%s@%s" % (target.name, tag, image.digest)
     return facts
 
 

@@ -169,12 +169,13 @@ class BaseImage:
 
 
 class CatalogImage:
-    """An image assembled in memory. ``blobs`` maps digest → bytes for the new blobs (config and /configs layer);
+    """An image assembled in memory. ``blobs`` maps digest → bytes for the new blobs (config and the new layers);
     base layers stay remote and are described in ``base_layers`` (descriptors) with ``base`` (:class:`BaseImage`).
+    ``layers``: the new :class:`Layer` objects in manifest order; ``layer`` is the top one.
     """
 
     def __init__(self, manifest, manifest_bytes, media_type, config, config_bytes, blobs, base=None,
-                 base_layers=None, layer=None):
+                 base_layers=None, layers=None):
         self.manifest = manifest
         self.manifest_bytes = manifest_bytes
         self.media_type = media_type
@@ -183,7 +184,18 @@ class CatalogImage:
         self.blobs = blobs
         self.base = base
         self.base_layers = base_layers or []
-        self.layer = layer
+        self.layers = list(layers or [])
+
+    @property
+    def layer(self):
+        return self.layers[-1] if self.layers else None
+
+    @layer.setter
+    def layer(self, value):
+        if self.layers:
+            self.layers[-1] = value
+        else:
+            self.layers.append(value)
 
     @property
     def digest(self):
@@ -223,10 +235,25 @@ def build_directory_image(src_dir, dest="/", labels=None, base=None, manifest_fo
 
     Entrypoint/Cmd of the base are kept unless ``entrypoint``/``cmd`` are given (``[]`` removes them).
     """
+    return build_layered_image([(src_dir, dest)], labels=labels, base=base, manifest_format=manifest_format,
+                               platform=platform, entrypoint=entrypoint, cmd=cmd, forced_labels=forced_labels)
+
+
+def build_layered_image(contents, labels=None, base=None, manifest_format="oci", platform=DEFAULT_PLATFORM,
+                        entrypoint=None, cmd=None, forced_labels=None):
+    """Build an image with one new layer per ``(src_dir, dest)`` of ``contents``, in order, on top of ``base``
+    (``None``: scratch), as a Dockerfile with one ``COPY <src_dir> <dest>`` per entry would.
+
+    ``labels``: extra labels (values converted to strings); ``forced_labels`` win over them and over the base's.
+    Entrypoint/Cmd of the base are kept unless ``entrypoint``/``cmd`` are given (``[]`` removes them).
+    """
     if manifest_format not in ("oci", "docker"):
         raise ImageBuildError("manifest_format must be 'oci' or 'docker', not %r" % (manifest_format,))
+    if not contents:
+        raise ImageBuildError("an image needs at least one directory to copy")
     oci = manifest_format == "oci"
-    layer = build_configs_layer(src_dir, dest, media_type=OCI_LAYER_GZIP if oci else DOCKER_LAYER_GZIP)
+    new_layers = [build_configs_layer(src, dest, media_type=OCI_LAYER_GZIP if oci else DOCKER_LAYER_GZIP)
+                  for src, dest in contents]
     plat = parse_platform(platform)
     if base is not None:
         base_cfg = json.loads(json.dumps(base.config))
@@ -273,14 +300,15 @@ def build_directory_image(src_dir, dest="/", labels=None, base=None, manifest_fo
     all_labels.update(forced_labels or {})
     inner["Labels"] = dict(sorted(all_labels.items()))
     cfg["config"] = inner
-    cfg["rootfs"] = {"type": "layers", "diff_ids": diff_ids + [layer.diff_id]}
+    cfg["rootfs"] = {"type": "layers", "diff_ids": diff_ids + [layer.diff_id for layer in new_layers]}
     if history or base is None:
         history = history + [{"created_by": "ADD %s %s # kubeforge.operators" % (
-            os.path.basename(os.path.abspath(src_dir)), dest)}]
+            os.path.basename(os.path.abspath(src)), dest)} for src, dest in contents]
         cfg["history"] = history
     cfg.pop("created", None)
     config_bytes = canonical_json(cfg)
-    layers = base_layers + [{"mediaType": layer.media_type, "digest": layer.digest, "size": layer.size}]
+    layers = base_layers + [{"mediaType": layer.media_type, "digest": layer.digest, "size": layer.size}
+                            for layer in new_layers]
     manifest = {
         "schemaVersion": 2,
         "mediaType": OCI_MANIFEST if oci else DOCKER_MANIFEST,
@@ -289,9 +317,10 @@ def build_directory_image(src_dir, dest="/", labels=None, base=None, manifest_fo
         "layers": layers,
     }
     manifest_bytes = canonical_json(manifest)
-    blobs = {sha256_digest(config_bytes): config_bytes, layer.digest: layer.data}
+    blobs = {sha256_digest(config_bytes): config_bytes}
+    blobs.update((layer.digest, layer.data) for layer in new_layers)
     return CatalogImage(manifest, manifest_bytes, manifest["mediaType"], cfg, config_bytes, blobs, base,
-                        base_layers, layer)
+                        base_layers, new_layers)
 
 
 def push_image(client, ref, image, check_mode=False):
@@ -323,7 +352,11 @@ def push_image(client, ref, image, check_mode=False):
         data = image.base.fetch_blob(digest)
         client.upload_blob(repo, data, digest)
         stats["copied"] += 1
-    for digest in (image.manifest["config"]["digest"], image.layer.digest):
+    uploaded = set()
+    for digest in [image.manifest["config"]["digest"]] + [layer.digest for layer in image.layers]:
+        if digest in uploaded:  # two COPY of identical content: one blob
+            continue
+        uploaded.add(digest)
         result = client.upload_blob(repo, image.blobs[digest], digest)
         stats[result] += 1
     pushed = client.put_manifest(repo, tag, image.manifest_bytes, image.media_type)

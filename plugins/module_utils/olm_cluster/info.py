@@ -6,6 +6,8 @@
 One namespace, read-only. Requests (discovery comes from the client's cache):
 
 * Subscriptions: one GET (``name`` given) or one LIST of the namespace;
+* ClusterExtensions (OLM v1), unless only a Subscription name is given: one LIST, kept when their
+  ``spec.namespace`` is the namespace, when ``olm.operatorframework.io/v1`` is served (told as for PackageManifests);
 * CSVs: one GET of the installed CSV (one operator), or one LIST of the namespace without copied CSVs (label
   selector ``!olm.copiedFrom``) for every operator; none when nothing is installed;
 * InstallPlans: one LIST of the namespace, none when there is no Subscription;
@@ -28,11 +30,13 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import info
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_extension import extensions_in
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import COPIED_LABEL, spec, status
 
 OPERATORS_API = "operators.coreos.com/v1alpha1"
 PACKAGES_API = "packages.operators.coreos.com/v1"
 PACKAGE_MANIFEST = "PackageManifest"
+EXTENSIONS_API = "olm.operatorframework.io/v1"
 
 
 def group_version_served(client, api_version):
@@ -183,6 +187,11 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
             warnings.extend(more)
         result = {"operators": records}
 
+    if package or not name:
+        served, _why = group_version_served(client, EXTENSIONS_API)
+        if served:
+            extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
+            result["cluster_extensions"] = extensions_in(extensions, namespace, package)
     warnings = catalogs.warnings + warnings
     if warnings:
         result["warnings"] = warnings

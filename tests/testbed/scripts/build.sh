@@ -13,6 +13,9 @@ ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 OLM_VERSION=${OLM_VERSION:-v0.46.0}
 OPM_VERSION=${OPM_VERSION:-v1.73.0}
+# OLM v1 (catalogd + operator-controller): v1.5.1 is the newest release buildable through the proxy here
+# (see tests/testbed/README.md, "OLM v1").
+OLMV1_VERSION=${OLMV1_VERSION:-v1.5.1}
 
 command -v go >/dev/null 2>&1 || { echo "build.sh: the Go toolchain (1.26.3 or later) is required on PATH" >&2; exit 1; }
 GO_VERSION=$(go env GOVERSION)
@@ -21,7 +24,8 @@ if ! printf '%s\n%s\n' "go1.26.3" "$GO_VERSION" | sort -V -C; then
   echo "build.sh: Go $GO_VERSION is too old; 1.26.3 or later is required" >&2; exit 1
 fi
 CACHE=${KUBEFORGE_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge-testbed}
-KEY="k8s-${K8S_VERSION}.etcd-${ETCD_VERSION}.kwok-${KWOK_VERSION}.olm-${OLM_VERSION}.opm-${OPM_VERSION}.${GO_VERSION}"
+BASE_KEY="k8s-${K8S_VERSION}.etcd-${ETCD_VERSION}.kwok-${KWOK_VERSION}.olm-${OLM_VERSION}.opm-${OPM_VERSION}"
+KEY="${BASE_KEY}.olmv1-${OLMV1_VERSION}.${GO_VERSION}"
 BIN="$CACHE/bin/$KEY"
 SRC="$CACHE/src/$KEY"
 
@@ -38,8 +42,28 @@ mkdir -p "$BIN" "$SRC"
 
 # Every binary the testbed runs; the .done stamp holds this list, so adding a component to it makes an
 # existing cache build just that component (each present binary is skipped).
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm"
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm catalogd operator-controller"
+OLMV1_BINARIES="catalogd operator-controller"
 if [ -f "$BIN/.done" ] && [ "$(cat "$BIN/.done")" = "$COMPONENTS" ]; then echo "$BIN"; exit 0; fi
+
+# A cache whose key differs only in the OLM v1 part (built before OLM v1 was a component, or for another
+# OLMV1_VERSION) already holds every other binary: hard-link them (and copy the wrapper modules), so only
+# OLM v1 is built.
+if [ ! -f "$BIN/.done" ]; then
+  for seed in "$CACHE/bin/${BASE_KEY}.${GO_VERSION}" "$CACHE/bin/${BASE_KEY}".olmv1-*".${GO_VERSION}"; do
+    if [ ! -f "$seed/.done" ] || [ "$seed" = "$BIN" ]; then continue; fi
+    for c in $COMPONENTS; do
+      case " $OLMV1_BINARIES " in *" $c "*) continue ;; esac
+      if [ -x "$seed/$c" ] && [ ! -e "$BIN/$c" ]; then ln "$seed/$c" "$BIN/$c" 2>/dev/null || cp -p "$seed/$c" "$BIN/$c"; fi
+    done
+    seedsrc="$CACHE/src/${seed##*/}"
+    for d in k8s etcd olm opm; do
+      if [ -d "$seedsrc/$d" ] && [ ! -e "$SRC/$d" ]; then cp -a "$seedsrc/$d" "$SRC/$d"; fi
+    done
+    printf '[testbed-build] reusing the binaries of %s\n' "${seed##*/}" >&2
+    break
+  done
+fi
 
 log() { printf '[testbed-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 start=$(date +%s)
@@ -121,6 +145,18 @@ wrapper() {
   if [ ! -f "$wd/go.sum" ]; then
     {
       printf 'module local/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$(go env GOVERSION | sed 's/^go//')" "$module" "$version"
+      # replace directives only apply in the main module: copy the wrapped module's (version to version only),
+      # or MVS may pick dependency versions it was never built with (operator-controller pins k8s.io/* this way).
+      if [ "${WRAPPER_COPY_REPLACES:-0}" = 1 ]; then
+        (cd "$SRC" && go mod download -json "$module@$version") | python3 -c '
+import json, re, sys
+text = open(json.load(sys.stdin)["GoMod"]).read()
+text = re.sub(r"(?ms)^replace \((.*?)^\)", lambda m: "\n".join("replace " + l.strip() for l in m.group(1).splitlines() if l.strip()), text)
+for line in text.splitlines():
+    if re.fullmatch(r"replace \S+( \S+)? => \S+ v\S+", line.split("//")[0].strip()):
+        print(line.split("//")[0].strip())
+'
+      fi
     } > "$wd/go.mod"
   fi
   # A new package list (a component added to an existing cache) needs go.sum entries for its packages.
@@ -152,15 +188,31 @@ build_opm() {
     -o "$BIN/opm.tmp" "$m/cmd/opm") && mv "$BIN/opm.tmp" "$BIN/opm"
 }
 
+# catalogd and operator-controller (OLM v1). The sumdb has no entry for the module (404): skip it for that one
+# module only. containers_image_openpgp: containers/image's signature code without gpgme (cgo), as upstream builds.
+build_olmv1() {
+  local m=github.com/operator-framework/operator-controller wd c
+  if [ -x "$BIN/catalogd" ] && [ -x "$BIN/operator-controller" ]; then log "catalogd, operator-controller: cached"; return 0; fi
+  wd=$(GONOSUMDB=$m WRAPPER_COPY_REPLACES=1 wrapper olmv1 "$m" "$OLMV1_VERSION" "$m/cmd/catalogd" "$m/cmd/operator-controller")
+  for c in catalogd operator-controller; do
+    if need "$c"; then
+      (cd "$wd" && GONOSUMDB=$m CGO_ENABLED=0 go build -tags containers_image_openpgp -ldflags "-s -w" \
+        -o "$BIN/$c.tmp" "$m/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
+    fi
+  done
+}
+
 build_k8s
 build_etcd
 build_kwok
 build_olm
 build_opm
+build_olmv1
 
 # Source trees the testbed reads at run time (CRDs, default stages) come from the module cache.
 (cd "$SRC/olm" && go mod download "sigs.k8s.io/kwok@$KWOK_VERSION" "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" >/dev/null)
-printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$OLM_VERSION" "$OPM_VERSION" "$GO_VERSION" > "$BIN/VERSIONS"
+(cd "$SRC/olm" && GONOSUMDB=github.com/operator-framework/operator-controller go mod download "github.com/operator-framework/operator-controller@$OLMV1_VERSION" >/dev/null)
+printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$OLM_VERSION" "$OPM_VERSION" "$GO_VERSION" "$OLMV1_VERSION" > "$BIN/VERSIONS"
 for c in $COMPONENTS; do [ -x "$BIN/$c" ] || { echo "build.sh: $c was not built" >&2; exit 1; }; done
 printf '%s' "$COMPONENTS" > "$BIN/.done"
 log "build finished in $(( $(date +%s) - start ))s"

@@ -82,6 +82,18 @@ def test_run_module_exits_with_result_and_warnings():
     assert module.exited == {"x": 1, "changed": False} and module.warnings == ["w1"]
 
 
+def test_run_module_sends_warnings_of_a_failure_to_warn():
+    module = FakeModule()
+
+    def execute(m):
+        raise KubeforgeError("refused", result={"partial": 1, "warnings": ["careful"]})
+
+    with pytest.raises(Exited):
+        run_module(module, execute)
+    assert module.failed["msg"] == "refused" and module.failed["partial"] == 1
+    assert "warnings" not in module.failed and module.warnings == ["careful"]
+
+
 @pytest.mark.parametrize("diff_mode, kept", [(True, True), (False, False)])
 def test_run_module_returns_diff_only_in_diff_mode(diff_mode, kept):
     module = FakeModule()

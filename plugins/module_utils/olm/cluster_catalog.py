@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""OLM v1 ClusterCatalogs (``olm.operatorframework.io/v1``, cluster-scoped): the object we apply and catalogd's
+verdict on it (pure).
+
+catalogd (operator-controller ``internal/catalogd/controllers/core/clustercatalog_controller.go``) writes two
+conditions, each with ``observedGeneration``:
+
+- ``Progressing``: ``True/Succeeded`` after an unpack, ``True/Retrying`` with the error on a transient failure (an
+  image that cannot be pulled is one: catalogd keeps retrying), ``False/Blocked`` on a terminal one;
+- ``Serving``: ``True/Available`` with ``status.resolvedSource.image.ref`` (the digest) and ``status.urls.base`` once
+  the content is served, ``False/Unavailable``, or ``False/UserSpecifiedUnavailable`` with
+  ``spec.availabilityMode: Unavailable``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import InvalidReferenceError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, status
+
+API_VERSION = "olm.operatorframework.io/v1"
+KIND = "ClusterCatalog"
+# catalogd's mutating webhook sets this label to the object's name; selectors of ClusterExtensions use it. The
+# module sets it too, so catalogs it creates are selectable by name on clusters without that webhook.
+NAME_LABEL = "olm.operatorframework.io/metadata.name"
+
+AVAILABLE = "Available"
+UNAVAILABLE = "Unavailable"
+AVAILABILITY_MODES = (AVAILABLE, UNAVAILABLE)
+
+# Verdicts of cluster_catalog_verdict().
+VERDICT_READY = "ready"
+VERDICT_WAITING = "waiting"
+VERDICT_FAILED = "failed"
+
+# spec.priority is an int32 (api/v1/clustercatalog_types.go: Minimum -2147483648, Maximum 2147483647).
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+class ClusterCatalogError(KubeforgeError):
+    """A ClusterCatalog request the API server or catalogd would reject."""
+
+
+def cluster_catalog_definition(name, image, poll_interval_minutes=None, priority=None, availability_mode=None, labels=None):
+    """The ClusterCatalog to apply (only the fields the user set).
+
+    ``image`` is a tag or digest reference; a poll interval is refused with a digest (the CRD's CEL rule: a digest
+    never changes, so there is nothing to poll). Raises ``ClusterCatalogError``.
+    """
+    try:
+        ref = parse_reference(image)
+    except InvalidReferenceError as exc:
+        raise ClusterCatalogError(f"image: {exc}") from None
+    source = {"ref": image}
+    if poll_interval_minutes is not None:
+        if isinstance(poll_interval_minutes, bool) or not isinstance(poll_interval_minutes, int) or poll_interval_minutes < 1:
+            raise ClusterCatalogError(f"poll_interval_minutes must be a whole number of minutes >= 1, not {excerpt(poll_interval_minutes)!r}")
+        if ref.digest:
+            raise ClusterCatalogError(
+                f"poll_interval_minutes cannot be used with the digest reference {image!r}: a digest never changes, so catalogd "
+                "has nothing to poll (use a tag to follow updates)"
+            )
+        source["pollIntervalMinutes"] = poll_interval_minutes
+    spec = {"source": {"type": "Image", "image": source}}
+    if priority is not None:
+        if isinstance(priority, bool) or not isinstance(priority, int) or not _INT32[0] <= priority <= _INT32[1]:
+            raise ClusterCatalogError(f"priority must be a 32-bit integer, not {excerpt(priority)!r}")
+        spec["priority"] = priority
+    if availability_mode is not None:
+        if availability_mode not in AVAILABILITY_MODES:
+            raise ClusterCatalogError(f"availability_mode must be one of {', '.join(AVAILABILITY_MODES)}, not {excerpt(availability_mode)!r}")
+        spec["availabilityMode"] = availability_mode
+    all_labels = dict((str(k), str(v)) for k, v in (labels or {}).items())
+    if all_labels.get(NAME_LABEL, name) != name:
+        raise ClusterCatalogError(f"label {NAME_LABEL} must be the catalog's name {name!r}")
+    all_labels[NAME_LABEL] = name
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name, "labels": all_labels}, "spec": spec}
+
+
+def resolved_ref(obj):
+    """``status.resolvedSource.image.ref`` (the image by digest catalogd serves), or None."""
+    return ((status(obj).get("resolvedSource") or {}).get("image") or {}).get("ref") or None
+
+
+def base_url(obj):
+    """``status.urls.base``: where catalogd serves the catalog's content (``<base>/api/v1/all``), or None."""
+    return (status(obj).get("urls") or {}).get("base") or None
+
+
+def _current(cond, obj):
+    return cond is not None and cond.get("observedGeneration") == metadata(obj).get("generation")
+
+
+def describe(obj):
+    """One line with catalogd's conditions (type=status/reason: message), or ``no status yet``."""
+    parts = []
+    for cond_type in ("Progressing", "Serving"):
+        cond = condition(obj, cond_type)
+        if cond:
+            text = f"{cond_type}={cond.get('status')}/{cond.get('reason')}"
+            if cond.get("message"):
+                text += f": {excerpt(cond['message'])}"
+            parts.append(text)
+    return "; ".join(parts) or "no status yet"
+
+
+def cluster_catalog_verdict(obj):
+    """``(verdict, message)``: ``ready`` once catalogd has handled the current generation and serves it (or, with
+    ``availabilityMode: Unavailable``, reports it unavailable as asked); ``failed`` on ``Progressing=False``
+    (a terminal error); else ``waiting`` (including ``Retrying``, whose message is returned)."""
+    if obj is None:
+        return VERDICT_WAITING, "the ClusterCatalog does not exist"
+    progressing = condition(obj, "Progressing")
+    serving = condition(obj, "Serving")
+    if _current(progressing, obj) and progressing.get("status") == "False":
+        return VERDICT_FAILED, describe(obj)
+    if not _current(progressing, obj) or progressing.get("reason") != "Succeeded":
+        return VERDICT_WAITING, describe(obj)
+    if (obj.get("spec") or {}).get("availabilityMode") == UNAVAILABLE:
+        if serving and serving.get("status") == "False" and serving.get("reason") == "UserSpecifiedUnavailable":
+            return VERDICT_READY, describe(obj)
+        return VERDICT_WAITING, describe(obj)
+    if _current(serving, obj) and serving.get("status") == "True" and resolved_ref(obj):
+        return VERDICT_READY, describe(obj)
+    return VERDICT_WAITING, describe(obj)
+
+
+def settled(obj):
+    """Watch predicate: catalogd has reached a verdict other than ``waiting``."""
+    return cluster_catalog_verdict(obj)[0] != VERDICT_WAITING

@@ -1,0 +1,415 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster glue of the olm_cluster_extension module: install, upgrade and uninstall an operator through OLM v1.
+
+present: read whether the cluster's ClusterExtension API still requires ``spec.serviceAccount``; create the
+namespace; when asked, derive the installer ServiceAccount's least-privilege RBAC from the bundles the request
+allows (read from the ClusterCatalogs' images and the bundle images, as operator-controller reads them) and apply
+it; apply the ClusterExtension; watch it until operator-controller's verdict (``olm/cluster_extension.py``).
+
+absent: deleting a ClusterExtension makes the garbage collector delete everything operator-controller installed,
+its CRDs included, and with them every custom resource of those kinds: refused without ``delete_crds_and_data``.
+The deletion is in the foreground, so when the ClusterExtension is gone the installed objects are gone too; the
+installer ServiceAccount and RBAC the module created are removed last.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import shutil
+import tempfile
+import time
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import explicit_credentials_apply
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, normalize, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_bundle, pull_image
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac, version_constraint
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, spec
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL, Cluster, ensure_namespace
+
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+# operator-controller labels everything it installs with these (internal/operator-controller/labels).
+OWNER_KIND_LABEL = "olm.operatorframework.io/owner-kind"
+OWNER_NAME_LABEL = "olm.operatorframework.io/owner-name"
+CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
+# The installer objects the module creates, found again by these labels for removal.
+CREATED_BY = "kubeforge.operators.olm_cluster_extension"
+EXTENSION_LABEL = "operators.kubeforge.io/cluster-extension"
+INSTALLER_KINDS = (
+    ("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", False),
+    ("ClusterRole", "rbac.authorization.k8s.io/v1", False),
+    ("RoleBinding", "rbac.authorization.k8s.io/v1", True),
+    ("Role", "rbac.authorization.k8s.io/v1", True),
+    ("ServiceAccount", "v1", True),
+)
+
+
+class ExtensionError(KubeforgeError):
+    """operator-controller reported a failure, or the request cannot be carried out safely."""
+
+
+def _constraint_check(text):
+    """``version -> bool`` for a version constraint (operator-controller's Masterminds/semver rules)."""
+    return version_constraint.Constraint.parse(text).matches
+
+
+def check_version(text):
+    """What the API server's CRD validation, then operator-controller's parser, would say about a constraint."""
+    version_constraint.validate_field(text)
+    version_constraint.validate(text)
+
+
+def _selected(catalog, selector):
+    """Whether a ClusterCatalog matches a label selector (matchLabels and matchExpressions)."""
+    labels = metadata(catalog).get("labels") or {}
+    for key, value in ((selector or {}).get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in (selector or {}).get("matchExpressions") or ():
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def usable_catalogs(cluster, selector):
+    """``(catalogs, all_serving)``: the ClusterCatalogs the extension may resolve from (selector, not
+    Unavailable), and whether catalogd serves every one of them for its current generation."""
+    items = [c for c in cluster.list(cc.KIND, None, cc.API_VERSION) if _selected(c, selector)]
+    items = [c for c in items if spec(c).get("availabilityMode") != cc.UNAVAILABLE]
+    return items, all(cc.cluster_catalog_verdict(c)[0] == cc.VERDICT_READY for c in items)
+
+
+# ------------------------------------------------------------------------------------------ reading bundles
+
+
+class BundleReader:
+    """Reads catalog and bundle images the way operator-controller does, with the module's registry options.
+
+    The explicit credentials go only to the registry of the first catalog image (``explicit_credentials_apply``),
+    other registries get the docker config's. Everything is unpacked below one temporary directory.
+    """
+
+    def __init__(self, params):
+        auth = params.get("registry_auth") or {}
+        # the registry options, under the names oci.args uses (the module nests them: validate_certs is a k8s option too)
+        self.params = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in auth.items() if v is not None)
+        self.root = tempfile.mkdtemp(prefix="kubeforge-olmv1-")
+        self.home = None
+        self.clients = {}
+
+    def close(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _client(self, ref):
+        if self.home is None:
+            self.home = ref
+        key = ref.registry.lower()
+        if key not in self.clients:
+            self.clients[key] = client_for(ref, **registry_client_kwargs(self.params, credentials=explicit_credentials_apply(self.home, ref)))
+        return self.clients[key]
+
+    def catalog(self, image):
+        ref = parse_reference(image)
+        dest = tempfile.mkdtemp(prefix="catalog-", dir=self.root)
+        pulled = pull_image(ref, dest, client=self._client(ref))
+        configs = (pulled.labels or {}).get(CONFIGS_LABEL) or "/configs"
+        root = os.path.join(dest, *[part for part in configs.split("/") if part and part != ".."])
+        if not os.path.isdir(root):
+            raise ExtensionError(f"catalog image {image} has no directory {configs} (label {CONFIGS_LABEL})")
+        return load_fs(root)
+
+    def bundle_objects(self, bundle):
+        objects = ce.embedded_objects(bundle)
+        if objects is not None:
+            return objects
+        image = bundle.get("image")
+        if not image:
+            raise ExtensionError(f"bundle {bundle.get('name')} has neither an image nor embedded manifests")
+        ref = parse_reference(image)
+        path = pull_bundle(ref, tempfile.mkdtemp(prefix="bundle-", dir=self.root), client=self._client(ref))
+        blob = render_bundle_dir_blob(path, image=image)[0]
+        return ce.embedded_objects(blob) or []
+
+
+def candidate_bundles(reader, catalogs, package, channels, version, installed=None):
+    """``[(catalog name, FBC bundle, objects)]`` for every bundle the request allows, from every usable catalog, plus
+    the installed bundle ``installed`` (its name): an upgrade makes Helm delete that bundle's objects by name."""
+    matches = _constraint_check(version) if version else None
+    found = []
+    for catalog in catalogs:
+        ref = cc.resolved_ref(catalog)
+        if not ref:
+            continue
+        cfg = reader.catalog(ref)
+        chosen = ce.candidate_bundles(cfg, package, channels, matches)
+        names = set(b.get("name") for b in chosen)
+        chosen += [b for b in cfg.bundles if installed and b.get("name") == installed and installed not in names and b.get("package") == package]
+        for bundle in chosen:
+            found.append((metadata(catalog).get("name"), bundle, reader.bundle_objects(bundle)))
+    return found
+
+
+# ------------------------------------------------------------------------------------ installer ServiceAccount
+
+
+def _resource_for(cluster):
+    def resource_for(api_version, kind):
+        resource = cluster.resource(kind, api_version)
+        return resource.name, bool(resource.namespaced)
+
+    return resource_for
+
+
+def plan_installer(cluster, params, sa_name, installed, warnings):
+    """Derive the installer ServiceAccount and its RBAC from the bundles the request allows: ``(objects, bundle
+    names)``. Refuses (``ExtensionError``) when OLM v1 cannot install any of them, before anything is created."""
+    catalogs, _serving = usable_catalogs(cluster, params.get("catalog_selector"))
+    reader = BundleReader(params)
+    try:
+        bundles = candidate_bundles(reader, catalogs, params["package"], params.get("channels"), params.get("version"), installed)
+    finally:
+        reader.close()
+    if not bundles:
+        warnings.append(
+            f"no bundle of package {params['package']} in the ClusterCatalogs "
+            f"({', '.join(metadata(c).get('name') for c in catalogs) or 'none'}) matches the request; the installer ServiceAccount "
+            "gets no install permissions, and operator-controller will report why it cannot resolve a bundle"
+        )
+    installable, problems = [], []
+    for catalog_name, bundle, objects in bundles:
+        found = installer_rbac.check_installable(objects, bundle.get("properties"), bundle.get("name"))
+        problems.extend(f"{bundle.get('name')} (catalog {catalog_name}): {problem}" for problem in found)
+        if not found:
+            installable.append((bundle.get("name"), objects))
+    if bundles and not installable:
+        raise ExtensionError(
+            "OLM v1 cannot install any bundle this request allows: " + "; ".join(problems),
+            result={"bundles": [b.get("name") for _c, b, _o in bundles]},
+        )
+    if problems:
+        warnings.append("bundles OLM v1 cannot install (the installer gets no permissions for them): " + "; ".join(problems))
+    labels = {CREATED_BY_LABEL: CREATED_BY, EXTENSION_LABEL: params["name"]}
+    objects = installer_rbac.installer_rbac(params["name"], params["namespace"], sa_name, [o for _n, o in installable],
+                                            resource_for=_resource_for(cluster), labels=labels)
+    warnings.extend(installer_rbac.broad_grants(objects))
+    return objects, sorted(set(name for name, _o in installable))
+
+
+def apply_installer(cluster, objects, check_mode):
+    """Apply the installer objects (server-side, ours); ``(changed, [kind/name/namespace])``."""
+    changed = False
+    applied = []
+    for obj in objects:
+        resource = cluster.resource(obj["kind"], obj["apiVersion"])
+        namespace = metadata(obj).get("namespace")
+        if check_mode and namespace and get_object(cluster.client, cluster.resource("Namespace", "v1"), namespace) is None:
+            changed = True  # the namespace does not exist yet: a dry run in it would fail
+        else:
+            changed |= apply(cluster.client, resource, obj, force_conflicts=True)[0]
+        applied.append({"kind": obj["kind"], "name": metadata(obj).get("name"), "namespace": namespace})
+    return changed, applied
+
+
+def remove_installer(cluster, name):
+    """Delete the installer objects the module created for extension ``name`` (found by label)."""
+    changed = False
+    selector = f"{CREATED_BY_LABEL}={CREATED_BY},{EXTENSION_LABEL}={name}"
+    for kind, api_version, namespaced in INSTALLER_KINDS:
+        resource = cluster.resource(kind, api_version)
+        for obj in cluster.list(kind, None, api_version, label_selector=selector):
+            changed |= delete_object(cluster.client, resource, metadata(obj)["name"], metadata(obj).get("namespace") if namespaced else None)[0]
+    return changed
+
+
+# ------------------------------------------------------------------------------------------------ present
+
+
+def _service_account(cluster, params, existing, warnings):
+    """``(name to send or None, create?)`` from the CRD's requirement, the request and the existing object."""
+    crd = None
+    try:
+        crd = get_object(cluster.client, cluster.resource("CustomResourceDefinition", CRD_API_VERSION), ce.CRD_NAME)
+    except K8sError as exc:
+        if exc.status not in (401, 403):
+            raise
+    required = ce.service_account_required(crd) if crd is not None else bool(params.get("service_account"))
+    current = (spec(existing).get("serviceAccount") or {}).get("name")
+    wanted = params.get("service_account") or (f"{params['name']}-installer" if params.get("create_service_account") else None)
+    if not required:
+        if params.get("service_account") or params.get("create_service_account"):
+            warnings.append("this cluster's ClusterExtension API does not use spec.serviceAccount (operator-controller v1.11 and later "
+                            "install with their own permissions): service_account and create_service_account are ignored")
+        return current, False
+    if current and wanted and current != wanted:
+        raise ExtensionError(f"ClusterExtension {params['name']} uses ServiceAccount {current}; spec.serviceAccount is immutable, so it cannot become {wanted}")
+    if not wanted:
+        if current:
+            return current, False
+        raise ExtensionError(
+            f"this cluster's OLM v1 (operator-controller before v1.11) installs as a ServiceAccount of the extension: set service_account to a "
+            f"ServiceAccount in namespace {params['namespace']} whose RBAC covers everything the bundle installs (its CRDs, Deployments, "
+            "ServiceAccounts, RBAC and every rule its ClusterServiceVersion grants), or create_service_account=true to let the module create "
+            "one with least-privilege RBAC derived from the bundles the request allows"
+        )
+    return wanted, bool(params.get("create_service_account"))
+
+
+def _facts(obj):
+    bundle = ce.installed_bundle(obj)
+    return {
+        "cluster_extension": public(obj),
+        "installed_bundle": bundle,
+        "installed_version": (bundle or {}).get("version"),
+    }
+
+
+def _wait(cluster, params, resource, started):
+    """Watch the ClusterExtension until operator-controller's verdict; returns ``(obj, retrying messages seen)``."""
+    _catalogs, serving = usable_catalogs(cluster, params.get("catalog_selector"))
+    seen = []
+
+    def verdict_reached(obj):
+        message = ce.retrying_message(obj)
+        if message and message not in seen:
+            seen.append(message)
+        return ce.cluster_extension_verdict(obj, catalogs_serving=serving)[0] != ce.VERDICT_WAITING
+
+    remaining = max(1, params["wait_timeout"] - (time.monotonic() - started))
+    try:
+        obj = watch_until(cluster.client, ce.API_VERSION, ce.KIND, params["name"], None, verdict_reached, remaining, resource=resource)
+    except ResourceTimeoutError as exc:
+        last = exc.last_object
+        raise ExtensionError(
+            f"Timed out after {params['wait_timeout']}s waiting for operator-controller to install ClusterExtension {params['name']}: "
+            f"{ce.cluster_extension_verdict(last, serving)[1]}",
+            result=dict(_facts(last), messages=seen, duration=exc.duration),
+        ) from None
+    return obj, seen, serving
+
+
+def present(module):
+    p = module.params
+    cluster = Cluster(module.client)
+    resource = olm_v1_resource(module, ce.KIND)
+    started = time.monotonic()
+    warnings = []
+    existing = get_object(module.client, resource, p["name"])
+    if existing is not None:
+        for field, wanted, current in (
+            ("namespace", p["namespace"], spec(existing).get("namespace")),
+            ("package", p["package"], ((spec(existing).get("source") or {}).get("catalog") or {}).get("packageName")),
+        ):
+            if current and current != wanted:
+                raise ExtensionError(f"ClusterExtension {p['name']} has {field} {current}; the field is immutable, so it cannot become {wanted} "
+                                     "(uninstall it first, or use another name)")
+    sa_name, create_sa = _service_account(cluster, p, existing, warnings)
+    definition = ce.cluster_extension_definition(
+        p["name"], p["namespace"], p["package"],
+        version=p.get("version"), channels=p.get("channels"), selector=p.get("catalog_selector"),
+        upgrade_constraint_policy=p.get("upgrade_constraint_policy"), crd_upgrade_safety=p.get("crd_upgrade_safety"),
+        config=p.get("config"), service_account=sa_name, check_version=check_version,
+    )
+    result = {"service_account": sa_name, "warnings": warnings}
+    installed = (ce.installed_bundle(existing) or {}).get("name")
+    installer = plan_installer(cluster, p, sa_name, installed, warnings) if create_sa else None
+    changed = ensure_namespace(cluster, p["namespace"])
+    if installer is not None:
+        sa_changed, applied = apply_installer(cluster, installer[0], module.check_mode)
+        result["installer"] = {"name": sa_name, "objects": applied, "bundles": installer[1]}
+        changed |= sa_changed
+    try:
+        ext_changed, before, after = apply(module.client, resource, definition, force_conflicts=bool(p.get("force_conflicts")))
+    except K8sError as exc:
+        if exc.status != 409:
+            raise
+        raise K8sError(f"{exc.msg}. Another field manager owns these fields of ClusterExtension {p['name']}; set force_conflicts=true to take them over",
+                       result=exc.result, status=exc.status) from None
+    dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
+    if dropped:
+        raise ExtensionError(f"The API server dropped {', '.join(dropped)} from ClusterExtension {p['name']}: this cluster's ClusterExtension API "
+                             "(its operator-controller release) does not know these fields", result=dict(_facts(after), changed=True))
+    result.update(_facts(after), changed=changed or ext_changed)
+    if module._diff:
+        result["diff"] = {"before": normalize(before) or {}, "after": normalize(after) or {}}
+    if module.check_mode or not p.get("wait"):
+        return result
+    obj, seen, serving = _wait(cluster, p, resource, started)
+    verdict, message = ce.cluster_extension_verdict(obj, catalogs_serving=serving)
+    result.update(_facts(obj), messages=seen, duration=round(time.monotonic() - started, 3))
+    if verdict == ce.VERDICT_FAILED:
+        progressing = condition(obj, "Progressing") or {}
+        raise ExtensionError(f"operator-controller cannot install ClusterExtension {p['name']} ({progressing.get('reason')}): {message}", result=result)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------- absent
+
+
+def installed_crds(cluster, name):
+    """Names of the CRDs operator-controller installed for extension ``name`` (by its owner labels)."""
+    selector = f"{OWNER_KIND_LABEL}={ce.KIND},{OWNER_NAME_LABEL}={name}"
+    return sorted(metadata(c).get("name") for c in cluster.list("CustomResourceDefinition", None, CRD_API_VERSION, label_selector=selector))
+
+
+def remove(module):
+    p = module.params
+    cluster = Cluster(module.client)
+    resource = olm_v1_resource(module, ce.KIND)
+    existing = get_object(module.client, resource, p["name"])
+    result = {"changed": False, "cluster_extension": None, "installed_bundle": None, "installed_version": None}
+    if existing is not None:
+        crds = installed_crds(cluster, p["name"])
+        result["deleted_crds"] = crds
+        if not p.get("delete_crds_and_data"):
+            raise ExtensionError(
+                f"Deleting ClusterExtension {p['name']} uninstalls the operator AND deletes the CRDs it installed "
+                f"({', '.join(crds) or 'none found'}), and with them every custom resource of those kinds in the cluster. "
+                "Set delete_crds_and_data=true to confirm",
+                result=dict(result, **_facts(existing)),
+            )
+        result["changed"] = delete_object(module.client, resource, p["name"], propagation_policy="Foreground")[0]
+        if module._diff:
+            result["diff"] = {"before": normalize(existing), "after": {}}
+        if p.get("wait") and not module.check_mode:
+            started = time.monotonic()
+            try:
+                watch_until(module.client, ce.API_VERSION, ce.KIND, p["name"], None, absent, p["wait_timeout"], resource=resource)
+            except ResourceTimeoutError as exc:
+                raise ExtensionError(
+                    f"Timed out after {p['wait_timeout']}s waiting for ClusterExtension {p['name']} and what it installed to be deleted",
+                    result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
+                ) from None
+            result["duration"] = round(time.monotonic() - started, 3)
+    # the garbage collector, not the installer ServiceAccount, deletes what the extension installed
+    result["changed"] |= remove_installer(cluster, p["name"])
+    return result
+
+
+def execute(module):
+    """Entry point of the olm_cluster_extension module."""
+    if module.params["state"] == "absent":
+        return remove(module)
+    return present(module)

@@ -1,0 +1,198 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""olm_cluster_catalog and olm_cluster_extension against the real catalogd and operator-controller of the testbed,
+with bundle and catalog images built and pushed by the collection's own modules (conftest.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import ssl
+import urllib.request
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+pytestmark = pytest.mark.testbed
+
+PACKAGE = "kube-v1demo"
+CRD = "kubev1demos.v1demo.kubeforge.io"
+
+
+def _exists(read):
+    try:
+        read()
+        return True
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+def _can(api, namespace, sa, verb, group, resource, name=None, ns=None):
+    review = k8s.V1SubjectAccessReview(
+        spec=k8s.V1SubjectAccessReviewSpec(
+            user=f"system:serviceaccount:{namespace}:{sa}",
+            resource_attributes=k8s.V1ResourceAttributes(verb=verb, group=group, resource=resource, name=name, namespace=ns),
+        )
+    )
+    return k8s.AuthorizationV1Api(api).create_subject_access_review(review).status.allowed
+
+
+def _delete_namespace(api, name):
+    try:
+        k8s.CoreV1Api(api).delete_namespace(name)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def test_cluster_catalog_served_idempotent_and_digest_poll_refused(v1_catalog, olmv1, run_module, api, kubeconfig):
+    served = v1_catalog["served"]
+    assert served["resolved_ref"].endswith("@" + v1_catalog["digest"])
+    assert served["base_url"] == f"https://{olmv1['catalogd_address']}/catalogs/{v1_catalog['name']}"
+    labels = served["cluster_catalog"]["metadata"]["labels"]
+    assert labels["olm.operatorframework.io/metadata.name"] == v1_catalog["name"]
+
+    # what catalogd serves (over TLS, certificate from the testbed CA) is our catalog, naming our bundle images
+    context = ssl.create_default_context(cafile=olmv1["catalogd_ca_file"])
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context), urllib.request.ProxyHandler({}))
+    with opener.open(served["base_url"] + "/api/v1/all", timeout=10) as response:
+        blobs = [json.loads(line) for line in response.read().decode().splitlines() if line.strip()]
+    assert sorted(b["name"] for b in blobs if b["schema"] == "olm.package") == ["kube-ownns", "kube-v1demo"]
+    served_images = {}
+    for blob in blobs:
+        if blob["schema"] == "olm.bundle":
+            (version,) = [p["value"]["version"] for p in blob["properties"] if p["type"] == "olm.package"]
+            served_images[(blob["package"], version)] = blob["image"]
+    assert served_images == dict((key, tag_ref) for key, (tag_ref, _digest_ref) in v1_catalog["bundles"].items())
+
+    # catalogd's mutating webhook (registered by URL on 127.0.0.1) labels catalogs created without the name label
+    custom = k8s.CustomObjectsApi(api)
+    body = {"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog", "metadata": {"name": "kubeforge-webhook-probe"},
+            "spec": {"availabilityMode": "Unavailable", "source": {"type": "Image", "image": {"ref": v1_catalog["image"]}}}}
+    created = custom.create_cluster_custom_object("olm.operatorframework.io", "v1", "clustercatalogs", body)
+    custom.delete_cluster_custom_object("olm.operatorframework.io", "v1", "clustercatalogs", "kubeforge-webhook-probe")
+    assert created["metadata"]["labels"]["olm.operatorframework.io/metadata.name"] == "kubeforge-webhook-probe"
+
+    again = run_module("olm_cluster_catalog", dict(name=v1_catalog["name"], image=v1_catalog["image"], wait=True, kubeconfig=kubeconfig))
+    assert not again.get("failed") and again["changed"] is False, again
+
+    pinned = served["resolved_ref"]
+    refused = run_module("olm_cluster_catalog", dict(name="kubeforge-pinned", image=pinned, poll_interval_minutes=5, kubeconfig=kubeconfig))
+    assert refused.get("failed") and "cannot be used with the digest reference" in refused["msg"], refused
+
+
+def test_install_upgrade_pin_downgrade_and_uninstall(v1_catalog, run_module, api, kubeconfig):
+    name, namespace = "kf-v1demo", "kf-v1demo"
+    base = dict(
+        name=name,
+        namespace=namespace,
+        package=PACKAGE,
+        create_service_account=True,
+        registry_auth=v1_catalog["registry_auth"],
+        wait=True,
+        wait_timeout=180,
+        kubeconfig=kubeconfig,
+    )
+    try:
+        # check mode creates nothing
+        dry = run_module("olm_cluster_extension", dict(base, version="0.1.0"), check_mode=True)
+        assert not dry.get("failed") and dry["changed"] is True, dry
+        assert not _exists(lambda: k8s.CoreV1Api(api).read_namespace(namespace))
+
+        first = run_module("olm_cluster_extension", dict(base, version="0.1.0"))
+        assert not first.get("failed"), first
+        assert first["changed"] is True and first["installed_version"] == "0.1.0", first
+        assert first["installed_bundle"]["name"] == "kube-v1demo.v0.1.0"
+        assert first["service_account"] == f"{name}-installer"
+        assert first["installer"]["bundles"] == ["kube-v1demo.v0.1.0"]
+        assert _exists(lambda: k8s.ApiextensionsV1Api(api).read_custom_resource_definition(CRD))
+        # least privilege: the installer may manage the CRDs and Deployments it installs, not others
+        sa = first["service_account"]
+        assert _can(api, namespace, sa, "update", "apiextensions.k8s.io", "customresourcedefinitions", CRD)
+        assert not _can(api, namespace, sa, "update", "apiextensions.k8s.io", "customresourcedefinitions", "clustercatalogs.olm.operatorframework.io")
+        assert not _can(api, namespace, sa, "delete", "apps", "deployments", "something-else", namespace)
+        assert not _can(api, namespace, sa, "get", "", "secrets", None, "kube-system")
+        # the ClusterRoles operator-controller generated carry the names the module predicted
+        generated = k8s.RbacAuthorizationV1Api(api).list_cluster_role(label_selector=f"olm.operatorframework.io/owner-name={name}").items
+        assert generated, "operator-controller generated no ClusterRole"
+        for role in generated:
+            assert _can(api, namespace, sa, "update", "rbac.authorization.k8s.io", "clusterroles", role.metadata.name), role.metadata.name
+
+        again = run_module("olm_cluster_extension", dict(base, version="0.1.0"))
+        assert not again.get("failed") and again["changed"] is False, again
+
+        upgraded = run_module("olm_cluster_extension", dict(base, version=">=0.1.0 <0.3.0"))
+        assert not upgraded.get("failed"), upgraded
+        assert upgraded["installed_version"] == "0.2.0", upgraded  # the newest inside the range, not 0.3.0
+        assert sorted(upgraded["installer"]["bundles"]) == ["kube-v1demo.v0.1.0", "kube-v1demo.v0.2.0"]
+
+        blocked = run_module("olm_cluster_extension", dict(base, version="0.1.0"))
+        assert blocked.get("failed"), blocked
+        assert 'error upgrading from currently installed version "0.2.0"' in blocked["msg"], blocked["msg"]
+        assert blocked["installed_version"] == "0.2.0"
+
+        downgraded = run_module("olm_cluster_extension", dict(base, version="0.1.0", upgrade_constraint_policy="SelfCertified"))
+        assert not downgraded.get("failed"), downgraded
+        assert downgraded["installed_version"] == "0.1.0"
+
+        missing = run_module("olm_cluster_extension", dict(base, version="9.9.9", upgrade_constraint_policy="SelfCertified"))
+        assert missing.get("failed"), missing
+        assert f'no bundles found for package "{PACKAGE}" matching version "9.9.9"' in missing["msg"], missing["msg"]
+
+        info = run_module("olm_operator_info", dict(namespace=namespace, kubeconfig=kubeconfig))
+        assert not info.get("failed"), info
+        (summary,) = info["cluster_extensions"]
+        assert summary["name"] == name and summary["installed_version"] == "0.1.0" and summary["version_constraint"] == "9.9.9"
+        assert summary["installed"] is False  # the current generation (9.9.9) cannot be resolved
+
+        refused = run_module("olm_cluster_extension", dict(name=name, state="absent", wait=True, kubeconfig=kubeconfig))
+        assert refused.get("failed") and CRD in refused["msg"] and "delete_crds_and_data=true" in refused["msg"], refused
+        assert _exists(lambda: k8s.ApiextensionsV1Api(api).read_custom_resource_definition(CRD))
+
+        removed = run_module(
+            "olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, wait_timeout=180, kubeconfig=kubeconfig)
+        )
+        assert not removed.get("failed") and removed["changed"] is True, removed
+        assert removed["deleted_crds"] == [CRD]
+        assert not _exists(lambda: k8s.ApiextensionsV1Api(api).read_custom_resource_definition(CRD))
+        assert not _exists(lambda: k8s.CoreV1Api(api).read_namespaced_service_account(sa, namespace))
+        assert not k8s.RbacAuthorizationV1Api(api).list_cluster_role(label_selector=f"olm.operatorframework.io/owner-name={name}").items
+
+        gone = run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, kubeconfig=kubeconfig))
+        assert not gone.get("failed") and gone["changed"] is False, gone
+    finally:
+        run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
+        _delete_namespace(api, namespace)
+
+
+def test_ownnamespace_only_bundle_is_refused(v1_catalog, run_module, api, kubeconfig):
+    name = namespace = "kf-v1ownns"
+    base = dict(name=name, namespace=namespace, package="kube-ownns", wait=True, wait_timeout=120, kubeconfig=kubeconfig)
+    try:
+        # deriving the installer's permissions reads the bundle: refused before anything is created
+        derived = run_module("olm_cluster_extension", dict(base, create_service_account=True, registry_auth=v1_catalog["registry_auth"]))
+        assert derived.get("failed") and "AllNamespaces" in derived["msg"], derived
+        assert not _exists(lambda: k8s.CustomObjectsApi(api).get_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", name))
+
+        # with a ServiceAccount of the user's, operator-controller's own refusal fails the module
+        k8s.CoreV1Api(api).create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
+        k8s.CoreV1Api(api).create_namespaced_service_account(namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="installer")))
+        refused = run_module("olm_cluster_extension", dict(base, service_account="installer"))
+        assert refused.get("failed"), refused
+        assert "do not support targeting all namespaces" in refused["msg"], refused["msg"]
+    finally:
+        run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
+        _delete_namespace(api, namespace)
+
+
+def test_service_account_required_error_names_what_is_needed(olmv1, run_module, api, kubeconfig):
+    result = run_module("olm_cluster_extension", dict(name="kf-v1nosa", namespace="kf-v1nosa", package=PACKAGE, kubeconfig=kubeconfig))
+    assert result.get("failed"), result
+    assert "set service_account" in result["msg"] and "create_service_account=true" in result["msg"], result["msg"]
+    assert not _exists(lambda: k8s.CustomObjectsApi(api).get_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", "kf-v1nosa"))
+    assert not _exists(lambda: k8s.CoreV1Api(api).read_namespace("kf-v1nosa"))

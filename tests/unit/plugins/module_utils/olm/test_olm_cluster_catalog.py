@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ClusterCatalog definition and catalogd's verdict (olm/cluster_catalog.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
+
+DIGEST = "sha256:" + "a" * 64
+
+
+def catalog(generation=2, progressing=None, serving=None, mode=None, ref="127.0.0.1:5000/c@" + DIGEST):
+    conditions = []
+    for cond_type, value in (("Progressing", progressing), ("Serving", serving)):
+        if value:
+            status, reason, observed = value
+            conditions.append({"type": cond_type, "status": status, "reason": reason, "message": f"{reason} text", "observedGeneration": observed})
+    obj = {"metadata": {"name": "c", "generation": generation}, "spec": {}, "status": {"conditions": conditions}}
+    if mode:
+        obj["spec"]["availabilityMode"] = mode
+    if ref:
+        obj["status"]["resolvedSource"] = {"type": "Image", "image": {"ref": ref}}
+    return obj
+
+
+def test_definition_sets_only_given_fields_and_the_name_label():
+    obj = cc.cluster_catalog_definition("demo", "registry.example.com/c:v1", poll_interval_minutes=5, priority=-3, availability_mode="Available")
+    assert obj["metadata"] == {"name": "demo", "labels": {cc.NAME_LABEL: "demo"}}
+    assert obj["spec"] == {
+        "source": {"type": "Image", "image": {"ref": "registry.example.com/c:v1", "pollIntervalMinutes": 5}},
+        "priority": -3,
+        "availabilityMode": "Available",
+    }
+    assert cc.cluster_catalog_definition("demo", "r.example.com/c:v1")["spec"] == {"source": {"type": "Image", "image": {"ref": "r.example.com/c:v1"}}}
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"image": "r.example.com/c@" + DIGEST, "poll_interval_minutes": 10}, "cannot be used with the digest reference"),
+        ({"image": "r.example.com/c:v1", "poll_interval_minutes": 0}, "whole number of minutes >= 1"),
+        ({"image": "r.example.com/c:v1", "poll_interval_minutes": True}, "whole number of minutes"),
+        ({"image": "r.example.com/c:v1", "priority": 2**31}, "32-bit integer"),
+        ({"image": "r.example.com/c:v1", "availability_mode": "Sometimes"}, "availability_mode must be one of"),
+        ({"image": "has space:v1"}, "image:"),
+        ({"image": "r.example.com/c:v1", "labels": {cc.NAME_LABEL: "other"}}, "must be the catalog's name"),
+    ],
+)
+def test_definition_refuses(kwargs, message):
+    with pytest.raises(cc.ClusterCatalogError, match=message):
+        cc.cluster_catalog_definition("demo", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "obj, verdict",
+    [
+        (None, cc.VERDICT_WAITING),
+        (catalog(progressing=("True", "Succeeded", 2), serving=("True", "Available", 2)), cc.VERDICT_READY),
+        # catalogd has not handled generation 2 yet
+        (catalog(progressing=("True", "Succeeded", 1), serving=("True", "Available", 1)), cc.VERDICT_WAITING),
+        (catalog(progressing=("True", "Succeeded", 2), serving=("True", "Available", 1)), cc.VERDICT_WAITING),
+        # a pull error is retried by catalogd
+        (catalog(progressing=("True", "Retrying", 2), serving=None, ref=None), cc.VERDICT_WAITING),
+        (catalog(progressing=("False", "Blocked", 2), serving=None, ref=None), cc.VERDICT_FAILED),
+        # a stale Blocked of an older generation does not fail the new one
+        (catalog(progressing=("False", "Blocked", 1), serving=None, ref=None), cc.VERDICT_WAITING),
+        (catalog(progressing=("True", "Succeeded", 2), serving=("True", "Available", 2), ref=None), cc.VERDICT_WAITING),
+        (catalog(progressing=("True", "Succeeded", 2), serving=("False", "UserSpecifiedUnavailable", 2), mode="Unavailable"), cc.VERDICT_READY),
+        (catalog(progressing=("True", "Succeeded", 2), serving=("True", "Available", 2), mode="Unavailable"), cc.VERDICT_WAITING),
+    ],
+)
+def test_verdict(obj, verdict):
+    assert cc.cluster_catalog_verdict(obj)[0] == verdict
+    assert cc.settled(obj) == (verdict != cc.VERDICT_WAITING)
+
+
+def test_verdict_message_carries_catalogd_conditions_and_status_fields():
+    obj = catalog(progressing=("True", "Retrying", 2), serving=None, ref=None)
+    assert cc.cluster_catalog_verdict(obj)[1] == "Progressing=True/Retrying: Retrying text"
+    served = catalog(progressing=("True", "Succeeded", 2), serving=("True", "Available", 2))
+    served["status"]["urls"] = {"base": "https://127.0.0.1:1/catalogs/c"}
+    assert cc.resolved_ref(served).endswith(DIGEST)
+    assert cc.base_url(served) == "https://127.0.0.1:1/catalogs/c"
+    assert cc.describe({"metadata": {}}) == "no status yet"
