@@ -87,8 +87,8 @@ options:
   config:
     description:
       - Inline bundle configuration, sent as C(spec.config) with C(configType=Inline) (for example
-        C(watchNamespace)). Only newer operator-controller releases know this field; the module fails when the
-        API server drops it.
+        C(watchNamespace)). Only newer operator-controller releases know this field; when the cluster's
+        ClusterExtension CRD does not, the module fails before sending anything.
     type: dict
   service_account:
     description:

@@ -138,6 +138,17 @@ def service_account_required(crd):
     return False
 
 
+def unknown_spec_fields(crd, definition):
+    """Top-level ``spec`` fields of ``definition`` that the cluster's ClusterExtension CRD does not know (the API
+    server would drop them silently), e.g. ``config`` on operator-controller v1.5. Empty when the CRD is unknown."""
+    for version in ((crd or {}).get("spec") or {}).get("versions") or ():
+        if version.get("storage") or version.get("name") == "v1":
+            spec = (((version.get("schema") or {}).get("openAPIV3Schema") or {}).get("properties") or {}).get("spec") or {}
+            known = spec.get("properties") or {}
+            return sorted(f"spec.{key}" for key in (definition.get("spec") or {}) if known and key not in known)
+    return []
+
+
 def installed_bundle(obj):
     """``status.install.bundle`` (``{"name", "version"}``) or None."""
     return (status(obj).get("install") or {}).get("bundle") or None

@@ -247,14 +247,18 @@ def remove_installer(cluster, name):
 # ------------------------------------------------------------------------------------------------ present
 
 
-def _service_account(cluster, params, existing, warnings):
-    """``(name to send or None, create?)`` from the CRD's requirement, the request and the existing object."""
-    crd = None
+def read_crd(cluster):
+    """The ClusterExtension CRD (what this cluster's operator-controller release accepts), or None if unreadable."""
     try:
-        crd = get_object(cluster.client, cluster.resource("CustomResourceDefinition", CRD_API_VERSION), ce.CRD_NAME)
+        return get_object(cluster.client, cluster.resource("CustomResourceDefinition", CRD_API_VERSION), ce.CRD_NAME)
     except K8sError as exc:
         if exc.status not in (401, 403):
             raise
+    return None
+
+
+def _service_account(params, crd, existing, warnings):
+    """``(name to send or None, create?)`` from the CRD's requirement, the request and the existing object."""
     required = ce.service_account_required(crd) if crd is not None else bool(params.get("service_account"))
     current = (spec(existing).get("serviceAccount") or {}).get("name")
     wanted = params.get("service_account") or (f"{params['name']}-installer" if params.get("create_service_account") else None)
@@ -325,13 +329,18 @@ def present(module):
             if current and current != wanted:
                 raise ExtensionError(f"ClusterExtension {p['name']} has {field} {current}; the field is immutable, so it cannot become {wanted} "
                                      "(uninstall it first, or use another name)")
-    sa_name, create_sa = _service_account(cluster, p, existing, warnings)
+    crd = read_crd(cluster)
+    sa_name, create_sa = _service_account(p, crd, existing, warnings)
     definition = ce.cluster_extension_definition(
         p["name"], p["namespace"], p["package"],
         version=p.get("version"), channels=p.get("channels"), selector=p.get("catalog_selector"),
         upgrade_constraint_policy=p.get("upgrade_constraint_policy"), crd_upgrade_safety=p.get("crd_upgrade_safety"),
         config=p.get("config"), service_account=sa_name, check_version=check_version,
     )
+    unknown = ce.unknown_spec_fields(crd, definition)
+    if unknown:
+        raise ExtensionError(f"This cluster's ClusterExtension API (its operator-controller release) does not know {', '.join(unknown)}: "
+                             "leave the option out, or upgrade OLM v1")
     result = {"service_account": sa_name, "warnings": warnings}
     installed = (ce.installed_bundle(existing) or {}).get("name")
     installer = plan_installer(cluster, p, sa_name, installed, warnings) if create_sa else None

@@ -126,10 +126,15 @@ def test_install_upgrade_pin_downgrade_and_uninstall(v1_catalog, run_module, api
         again = run_module("olm_cluster_extension", dict(base, version="0.1.0"))
         assert not again.get("failed") and again["changed"] is False, again
 
-        upgraded = run_module("olm_cluster_extension", dict(base, version=">=0.1.0 <0.3.0"))
+        # v1.5.1's CRD has no spec.config: refused before anything is sent
+        configured = run_module("olm_cluster_extension", dict(base, version=">=0.1.0 <0.3.0", config={"watchNamespace": namespace}))
+        assert configured.get("failed") and "does not know spec.config" in configured["msg"], configured
+
+        upgraded = run_module("olm_cluster_extension", dict(base, version=">=0.1.0 <0.3.0", crd_upgrade_safety="Strict"))
         assert not upgraded.get("failed"), upgraded
         assert upgraded["installed_version"] == "0.2.0", upgraded  # the newest inside the range, not 0.3.0
         assert sorted(upgraded["installer"]["bundles"]) == ["kube-v1demo.v0.1.0", "kube-v1demo.v0.2.0"]
+        assert upgraded["cluster_extension"]["spec"]["install"] == {"preflight": {"crdUpgradeSafety": {"enforcement": "Strict"}}}
 
         blocked = run_module("olm_cluster_extension", dict(base, version="0.1.0"))
         assert blocked.get("failed"), blocked

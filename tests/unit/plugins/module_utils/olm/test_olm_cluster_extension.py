@@ -93,6 +93,14 @@ def test_service_account_required(crd, required):
     assert ce.service_account_required(crd) is required
 
 
+def test_unknown_spec_fields():
+    crd = _crd(["namespace", "source"])
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = {"namespace": {}, "source": {}, "install": {}}
+    definition = ce.cluster_extension_definition("demo", "ns", "kube-demo", config={"watchNamespace": "x"}, crd_upgrade_safety="Strict")
+    assert ce.unknown_spec_fields(crd, definition) == ["spec.config"]
+    assert ce.unknown_spec_fields(None, definition) == []
+
+
 SUCCEEDED = ("True", "Succeeded", 3, "desired state reached")
 INSTALLED = ("True", "Succeeded", 3, "Installed bundle x successfully")
 
