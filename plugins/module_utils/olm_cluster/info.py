@@ -7,7 +7,8 @@ One namespace, read-only. Requests (discovery comes from the client's cache):
 
 * Subscriptions: one GET (``name`` given) or one LIST of the namespace;
 * ClusterExtensions (OLM v1), unless only a Subscription name is given: one LIST, kept when their
-  ``spec.namespace`` is the namespace, when ``olm.operatorframework.io/v1`` is served (told as for PackageManifests);
+  ``spec.namespace`` is the namespace, when the discovery cache lists ``olm.operatorframework.io/v1`` (no request
+  to confirm its absence);
 * CSVs: one GET of the installed CSV (one operator), or one LIST of the namespace without copied CSVs (label
   selector ``!olm.copiedFrom``) for every operator; none when nothing is installed;
 * InstallPlans: one LIST of the namespace, none when there is no Subscription;
@@ -39,7 +40,7 @@ PACKAGE_MANIFEST = "PackageManifest"
 EXTENSIONS_API = "olm.operatorframework.io/v1"
 
 
-def group_version_served(client, api_version):
+def group_version_served(client, api_version, confirm=True):
     """``(served, why_not)`` for an API group version such as ``packages.operators.coreos.com/v1``.
 
     Answered from the client's discovery cache when it lists the group version (no request); otherwise one GET of
@@ -54,6 +55,8 @@ def group_version_served(client, api_version):
         cached = {}
     if version in ((cached.get("apis") or {}).get(group) or {}):
         return True, None
+    if not confirm:
+        return False, f"the {api_version} API is not in the discovery cache"
     try:
         dyn.request("GET", f"/apis/{api_version}")
     except Exception as exc:
@@ -188,7 +191,8 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
         result = {"operators": records}
 
     if package or not name:
-        served, _why = group_version_served(client, EXTENSIONS_API)
+        # the discovery cache decides: no extra request on the many clusters without OLM v1
+        served, _why = group_version_served(client, EXTENSIONS_API, confirm=False)
         if served:
             extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
             result["cluster_extensions"] = extensions_in(extensions, namespace, package)

@@ -30,7 +30,7 @@ def test_one_operator(run, fake):
     assert "operators" not in res
     op = res["operator"]
     assert (op["present"], op["installed"], op["available_upgrades"], op["upgrade_available"]) == (True, True, ["0.0.2"], True)
-    assert len(fake.requests) == 5  # four reads and one discovery GET: no OLM v1 here
+    assert len(fake.requests) == 4
 
 
 @pytest.mark.parametrize("option", ["subscription_name", "name"])
