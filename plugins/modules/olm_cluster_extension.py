@@ -122,7 +122,8 @@ options:
     suboptions:
       username:
         description:
-          - Username for the registry of the catalog images (and of bundle images on the same registry).
+          - Username for the registries of the selected ClusterCatalogs' images (and of bundle images on those
+            registries). Other registries get credentials from O(registry_auth.docker_config) only.
         type: str
       password:
         description:
@@ -160,7 +161,9 @@ notes:
     does, and the bundle's other manifests); and every rule the bundle's ClusterServiceVersion grants, because
     Kubernetes lets nobody grant permissions it does not hold. Wildcards appear only where the CSV itself has them."
   - The installer objects carry the label C(operators.kubeforge.io/created-by=kubeforge.operators.olm_cluster_extension)
-    and are deleted after the ClusterExtension with O(state=absent).
+    and are deleted with O(state=absent), after the deletion request (the garbage collector, not the installer,
+    deletes what the extension installed). An existing ServiceAccount named by O(service_account) that the module did
+    not create gets the RBAC but is neither labelled nor deleted.
   - Check mode sends the ClusterExtension with server-side dry run; nothing is created or waited for.
   - OLM v1 installs only bundles that support the C(AllNamespaces) install mode (others behind an alpha feature gate),
     without dependencies, webhooks need cert-manager or OpenShift's service CA. With O(create_service_account=true)
@@ -278,7 +281,8 @@ deleted_crds:
   type: list
   elements: str
 duration:
-  description: Seconds spent waiting.
+  description: Seconds the run took, from reading the cluster (and, with O(create_service_account=true), the images)
+    to the end of the wait; with O(state=absent), the wait for the deletion.
   returned: when the module waited
   type: float
 diff:
@@ -288,6 +292,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_extension import execute
 
 
@@ -307,18 +312,8 @@ def argspec():
         create_service_account=dict(type="bool", default=False),
         delete_crds_and_data=dict(type="bool", default=False),
         force_conflicts=dict(type="bool", default=False),
-        registry_auth=dict(
-            type="dict",
-            options=dict(
-                username=dict(type="str"),
-                password=dict(type="str", no_log=True),
-                docker_config=dict(type="path"),
-                ca_file=dict(type="path"),
-                validate_certs=dict(type="bool", default=True),
-                plain_http=dict(type="bool", default=False),
-                timeout=dict(type="int", default=60),
-            ),
-        ),
+        # the registry_auth doc fragment's options without the registry_ prefix (validate_certs is a k8s option too)
+        registry_auth=dict(type="dict", options=dict((k[len("registry_"):] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items())),
     )
 
 

@@ -111,6 +111,9 @@ options:
     description:
       - With O(state=absent), also delete every custom resource of the operator's owned CRDs (in all namespaces,
         waiting while the operator processes their finalizers) and then the CRDs themselves.
+      - With O(wait=true), the ClusterRoles and ClusterRoleBindings OLM created from the bundle and leaves behind
+        (labelled C(olm.owner=<csv>)) are deleted too, once no namespace runs that CSV any more; an OLM v1
+        ClusterExtension installing the same operator needs them gone.
       - B(This deletes user data.) OLM itself never deletes CRDs.
     type: bool
     default: false
@@ -216,7 +219,8 @@ created:
   returned: state is present
   type: dict
 removed:
-  description: What O(state=absent) removed - C(subscription), C(csv), C(operator_group), C(operands), C(crds).
+  description: What O(state=absent) removed - C(subscription), C(csv), C(operator_group), C(operands), C(crds),
+    C(cluster_objects) (the ClusterRoles and ClusterRoleBindings OLM left, as V(Kind/name)).
   returned: state is absent
   type: dict
 state:

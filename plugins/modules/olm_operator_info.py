@@ -22,9 +22,9 @@ description:
   - Catalog channels and versions come from the PackageManifest API (C(packages.operators.coreos.com/v1), served by
     OLM's packageserver), as the OpenShift console reads them. When the cluster does not serve that API, or it
     cannot be read, RV(operator.catalog) is V(null) and a warning says why; the rest is still reported.
-  - On clusters that serve OLM v1 (C(olm.operatorframework.io/v1)), the ClusterExtensions that install into
-    O(namespace) (of O(package) when given) are reported too, as RV(cluster_extensions), unless only
-    O(subscription_name) is given.
+  - When the discovery cache lists OLM v1 (C(olm.operatorframework.io/v1)), the ClusterExtensions that install into
+    O(namespace) (of O(package) when given) are reported too, as RV(cluster_extensions) (one cluster-wide LIST),
+    unless only O(subscription_name) is given. Users who may not list ClusterExtensions get a warning instead.
   - Read-only, for dashboards and AWX surveys. A few API requests per run - one each for the Subscriptions, the CSVs
     and the InstallPlans of the namespace, plus one PackageManifest request per operator.
 options:
@@ -352,7 +352,8 @@ cluster_extensions:
   description:
     - The OLM v1 ClusterExtensions whose C(spec.namespace) is O(namespace) (and whose package is O(package) when
       given), by name.
-  returned: when the cluster serves C(olm.operatorframework.io/v1), unless only O(subscription_name) is set
+  returned: when the discovery cache lists C(olm.operatorframework.io/v1) and ClusterExtensions may be listed, unless
+    only O(subscription_name) is set
   type: list
   elements: dict
   contains:

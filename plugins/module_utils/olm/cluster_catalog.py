@@ -21,7 +21,7 @@ __metaclass__ = type
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import InvalidReferenceError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, condition_current, describe_conditions, status
 
 API_VERSION = "olm.operatorframework.io/v1"
 KIND = "ClusterCatalog"
@@ -92,21 +92,9 @@ def base_url(obj):
     return (status(obj).get("urls") or {}).get("base") or None
 
 
-def _current(cond, obj):
-    return cond is not None and cond.get("observedGeneration") == metadata(obj).get("generation")
-
-
 def describe(obj):
     """One line with catalogd's conditions (type=status/reason: message), or ``no status yet``."""
-    parts = []
-    for cond_type in ("Progressing", "Serving"):
-        cond = condition(obj, cond_type)
-        if cond:
-            text = f"{cond_type}={cond.get('status')}/{cond.get('reason')}"
-            if cond.get("message"):
-                text += f": {excerpt(cond['message'])}"
-            parts.append(text)
-    return "; ".join(parts) or "no status yet"
+    return describe_conditions(obj, ("Progressing", "Serving"))
 
 
 def cluster_catalog_verdict(obj):
@@ -117,15 +105,15 @@ def cluster_catalog_verdict(obj):
         return VERDICT_WAITING, "the ClusterCatalog does not exist"
     progressing = condition(obj, "Progressing")
     serving = condition(obj, "Serving")
-    if _current(progressing, obj) and progressing.get("status") == "False":
+    if condition_current(progressing, obj) and progressing.get("status") == "False":
         return VERDICT_FAILED, describe(obj)
-    if not _current(progressing, obj) or progressing.get("reason") != "Succeeded":
+    if not condition_current(progressing, obj) or progressing.get("reason") != "Succeeded":
         return VERDICT_WAITING, describe(obj)
     if (obj.get("spec") or {}).get("availabilityMode") == UNAVAILABLE:
         if serving and serving.get("status") == "False" and serving.get("reason") == "UserSpecifiedUnavailable":
             return VERDICT_READY, describe(obj)
         return VERDICT_WAITING, describe(obj)
-    if _current(serving, obj) and serving.get("status") == "True" and resolved_ref(obj):
+    if condition_current(serving, obj) and serving.get("status") == "True" and resolved_ref(obj):
         return VERDICT_READY, describe(obj)
     return VERDICT_WAITING, describe(obj)
 

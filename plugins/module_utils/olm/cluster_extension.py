@@ -31,7 +31,14 @@ import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import PROPERTY_BUNDLE_OBJECT, package_property
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.installer_rbac import DNS1123_LABEL, DNS1123_SUBDOMAIN
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
+    condition,
+    condition_current,
+    describe_conditions,
+    metadata,
+    status,
+)
 
 API_VERSION = "olm.operatorframework.io/v1"
 KIND = "ClusterExtension"
@@ -45,8 +52,6 @@ VERDICT_WAITING = "waiting"
 VERDICT_FAILED = "failed"
 
 # Field limits of the v1 API (api/v1/clusterextension_types.go).
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _CHANNEL = re.compile(r"^[a-z0-9]+([\.-][a-z0-9]+)*$")
 VERSION_MAX_LENGTH = 64
 
@@ -59,7 +64,12 @@ PERMANENT_MESSAGES = (
     (re.compile(r"validating bundle|bundle contains (unsupported resource|webhook definitions)"), "bundle", False),
     (re.compile(r"missing ServiceAccount"), "service account", False),
     (re.compile(r"pre-authorization failed|is forbidden: User \"system:serviceaccount:"), "permissions", False),
+    (re.compile(r"already exists in namespace .* and cannot be managed by operator-controller"), "ownership conflict", False),
 )
+
+# operator-controller labels what it installs (internal/operator-controller/labels).
+OWNER_KIND_LABEL = "olm.operatorframework.io/owner-kind"
+OWNER_NAME_LABEL = "olm.operatorframework.io/owner-name"
 
 
 class ClusterExtensionError(KubeforgeError):
@@ -67,7 +77,7 @@ class ClusterExtensionError(KubeforgeError):
 
 
 def _check_name(label, value, pattern, limit):
-    if not isinstance(value, str) or not pattern.match(value) or len(value) > limit:
+    if not isinstance(value, str) or not pattern.fullmatch(value) or len(value) > limit:
         raise ClusterExtensionError(f"{label} {excerpt(value)!r} is not valid (lower-case alphanumerics, '-' and '.', at most {limit} characters)")
 
 
@@ -88,9 +98,9 @@ def cluster_extension_definition(
     ``spec.serviceAccount.name`` (None: the field is left out, as operator-controller v1.11+ expects).
     ``check_version``: a callable validating the version constraint (raises ValueError with the library's text).
     Raises ``ClusterExtensionError``."""
-    _check_name("name", name, _DNS_SUBDOMAIN, 253)
-    _check_name("namespace", namespace, _DNS_LABEL, 63)
-    _check_name("package", package, _DNS_SUBDOMAIN, 253)
+    _check_name("name", name, DNS1123_SUBDOMAIN, 253)
+    _check_name("namespace", namespace, DNS1123_LABEL, 63)
+    _check_name("package", package, DNS1123_SUBDOMAIN, 253)
     catalog = {"packageName": package}
     if version:
         if len(version) > VERSION_MAX_LENGTH:
@@ -106,8 +116,7 @@ def cluster_extension_definition(
             _check_name("channel", channel, _CHANNEL, 253)
         catalog["channels"] = list(channels)
     if selector:
-        if not isinstance(selector, dict) or not set(selector) <= {"matchLabels", "matchExpressions"}:
-            raise ClusterExtensionError("catalog_selector must be a label selector with matchLabels and/or matchExpressions")
+        selector_string(selector)
         catalog["selector"] = selector
     if upgrade_constraint_policy:
         if upgrade_constraint_policy not in UPGRADE_POLICIES:
@@ -115,7 +124,7 @@ def cluster_extension_definition(
         catalog["upgradeConstraintPolicy"] = upgrade_constraint_policy
     spec = {"namespace": namespace, "source": {"sourceType": "Catalog", "catalog": catalog}}
     if service_account:
-        _check_name("service account", service_account, _DNS_SUBDOMAIN, 253)
+        _check_name("service account", service_account, DNS1123_SUBDOMAIN, 253)
         spec["serviceAccount"] = {"name": service_account}
     if crd_upgrade_safety:
         if crd_upgrade_safety not in CRD_UPGRADE_SAFETY:
@@ -126,6 +135,31 @@ def cluster_extension_definition(
             raise ClusterExtensionError("config must be a dictionary (the inline configuration of the bundle)")
         spec["config"] = {"configType": "Inline", "inline": config}
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name}, "spec": spec}
+
+
+_SELECTOR_OPERATORS = {"In": "in", "NotIn": "notin"}
+
+
+def selector_string(selector):
+    """The label-selector string (``a=b,c in (d,e),!f``) of a LabelSelector dict, for LIST requests; raises
+    ``ClusterExtensionError`` on anything operator-controller would call an invalid selector."""
+    if not isinstance(selector, dict) or not set(selector) <= {"matchLabels", "matchExpressions"}:
+        raise ClusterExtensionError("catalog_selector must be a label selector with matchLabels and/or matchExpressions")
+    parts = [f"{key}={value}" for key, value in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or ():
+        key, op, values = (expr or {}).get("key"), (expr or {}).get("operator"), (expr or {}).get("values") or []
+        if not key or op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise ClusterExtensionError(f"catalog_selector: matchExpressions entry {excerpt(expr)!r} needs a key and an operator In, NotIn, Exists "
+                                        "or DoesNotExist")
+        if op in _SELECTOR_OPERATORS:
+            if not values:
+                raise ClusterExtensionError(f"catalog_selector: operator {op} of key {key} needs values")
+            parts.append(f"{key} {_SELECTOR_OPERATORS[op]} ({','.join(values)})")
+        elif values:
+            raise ClusterExtensionError(f"catalog_selector: operator {op} of key {key} takes no values")
+        else:
+            parts.append(key if op == "Exists" else f"!{key}")
+    return ",".join(parts)
 
 
 def service_account_required(crd):
@@ -149,26 +183,27 @@ def unknown_spec_fields(crd, definition):
     return []
 
 
+def foreign_owner(obj, extension):
+    """Who manages an existing object the extension ``extension`` would install, when it is not that extension
+    (Helm refuses to adopt it): a description, or None when the object is the extension's own."""
+    labels = metadata(obj).get("labels") or {}
+    if labels.get(OWNER_KIND_LABEL) == KIND:
+        other = labels.get(OWNER_NAME_LABEL)
+        return None if other == extension else f"ClusterExtension {other}"
+    v0 = sorted(key.split("/", 1)[1] for key in labels if key.startswith("operators.coreos.com/"))
+    if v0 or labels.get("olm.managed") == "true":
+        return "OLM v0" + (f" (operator {', '.join(v0)})" if v0 else "")
+    return "something other than OLM v1"
+
+
 def installed_bundle(obj):
     """``status.install.bundle`` (``{"name", "version"}``) or None."""
     return (status(obj).get("install") or {}).get("bundle") or None
 
 
-def _current(cond, obj):
-    return cond is not None and cond.get("observedGeneration") == metadata(obj).get("generation")
-
-
 def describe(obj):
     """One line with operator-controller's conditions (type=status/reason: message), or ``no status yet``."""
-    parts = []
-    for cond_type in ("Installed", "Progressing"):
-        cond = condition(obj, cond_type)
-        if cond:
-            text = f"{cond_type}={cond.get('status')}/{cond.get('reason')}"
-            if cond.get("message"):
-                text += f": {excerpt(cond['message'])}"
-            parts.append(text)
-    return "; ".join(parts) or "no status yet"
+    return describe_conditions(obj, ("Installed", "Progressing"))
 
 
 def permanent_problem(message):
@@ -191,12 +226,12 @@ def cluster_extension_verdict(obj, catalogs_serving=True):
         return VERDICT_WAITING, "the ClusterExtension does not exist"
     progressing = condition(obj, "Progressing")
     installed = condition(obj, "Installed")
-    if not _current(progressing, obj):
+    if not condition_current(progressing, obj):
         return VERDICT_WAITING, describe(obj)
     if progressing.get("status") == "False":
         return VERDICT_FAILED, progressing.get("message") or describe(obj)
     reason = progressing.get("reason")
-    if reason == "Succeeded" and _current(installed, obj) and installed.get("status") == "True":
+    if reason == "Succeeded" and condition_current(installed, obj) and installed.get("status") == "True":
         return VERDICT_READY, describe(obj)
     if reason == "Retrying":
         problem = permanent_problem(progressing.get("message"))
@@ -208,14 +243,9 @@ def cluster_extension_verdict(obj, catalogs_serving=True):
 def retrying_message(obj):
     """The current ``Progressing=True/Retrying`` message, or None."""
     cond = condition(obj, "Progressing")
-    if _current(cond, obj) and cond.get("reason") == "Retrying":
+    if condition_current(cond, obj) and cond.get("reason") == "Retrying":
         return cond.get("message") or None
     return None
-
-
-def settled(obj):
-    """Watch predicate for the first look: not waiting (the glue re-checks catalogs before believing a failure)."""
-    return cluster_extension_verdict(obj)[0] != VERDICT_WAITING
 
 
 # --- bundles a request may install (for the installer ServiceAccount's permissions) -------------------------------
@@ -272,7 +302,7 @@ def _condition_summary(obj, cond_type):
     cond = condition(obj, cond_type)
     if not cond:
         return None
-    return {"status": cond.get("status"), "reason": cond.get("reason"), "message": cond.get("message"), "current": _current(cond, obj)}
+    return {"status": cond.get("status"), "reason": cond.get("reason"), "message": cond.get("message"), "current": condition_current(cond, obj)}
 
 
 def extension_summary(obj):

@@ -122,8 +122,8 @@ DEPENDENCY_PROPERTIES = ("olm.package.required", "olm.gvk.required", "olm.constr
 # Verbs in the order they are listed in our rules (others follow alphabetically).
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "bind", "escalate")
 _RULE_LISTS = ("apiGroups", "resources", "resourceNames", "nonResourceURLs")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS1123_SUBDOMAIN_MESSAGE = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
     "alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -423,7 +423,7 @@ def _dns1123_subdomain_errors(value):
     errors = []
     if len(value) > 253:
         errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+    if not DNS1123_SUBDOMAIN.fullmatch(value):
         errors.append(_DNS1123_SUBDOMAIN_MESSAGE)
     return sorted(errors)
 
@@ -642,9 +642,9 @@ def installer_name(extension_name):
 
 def _check_arguments(extension_name, namespace, service_account):
     for label, value, pattern, limit in (
-        ("extension name", extension_name, _DNS1123_SUBDOMAIN, 253),
-        ("namespace", namespace, _DNS1123_LABEL, 63),
-        ("service account", service_account, _DNS1123_SUBDOMAIN, 253),
+        ("extension name", extension_name, DNS1123_SUBDOMAIN, 253),
+        ("namespace", namespace, DNS1123_LABEL, 63),
+        ("service account", service_account, DNS1123_SUBDOMAIN, 253),
     ):
         if not isinstance(value, str) or len(value) > limit or not pattern.fullmatch(value):
             raise InstallerRBACError(f"{label} {excerpt(value)!r} is not valid (lower-case alphanumerics, '-' and '.', at most {limit} characters)")

@@ -16,6 +16,7 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 
 Problem = namedtuple("Problem", ["name", "reason", "message"])
@@ -56,6 +57,24 @@ def condition_true(obj, cond_type, reasons=None):
     if not cond or cond.get("status") != "True":
         return False
     return reasons is None or cond.get("reason") in reasons
+
+
+def condition_current(cond, obj):
+    """Whether a condition (dict or None) of ``obj`` describes its current generation (``observedGeneration``)."""
+    return cond is not None and cond.get("observedGeneration") == metadata(obj).get("generation")
+
+
+def describe_conditions(obj, cond_types):
+    """One line with the conditions ``cond_types`` of ``obj`` (type=status/reason: message), or ``no status yet``."""
+    parts = []
+    for cond_type in cond_types:
+        cond = condition(obj, cond_type)
+        if cond:
+            text = f"{cond_type}={cond.get('status')}/{cond.get('reason')}"
+            if cond.get("message"):
+                text += f": {excerpt(cond['message'])}"
+            parts.append(text)
+    return "; ".join(parts) or "no status yet"
 
 
 def _condition_message(cond_type):

@@ -43,6 +43,21 @@ def apply(client, resource, definition, force_conflicts=False):
     return result.changed, result.before, result.after
 
 
+def apply_owned(client, resource, definition, force_conflicts, what):
+    """``apply`` with the 409 (another field manager owns a field) turned into a message naming ``what`` (for
+    example ``CatalogSource olm/x``) and the way out."""
+    try:
+        return apply(client, resource, definition, force_conflicts=force_conflicts)
+    except K8sError as exc:
+        if exc.status != 409:
+            raise
+        raise K8sError(
+            f"{exc.msg}. Another field manager owns these fields of {what}; leave them to it, or set force_conflicts=true to take them over",
+            result=exc.result,
+            status=exc.status,
+        ) from None
+
+
 def _diff(before, after):
     return {"before": normalize(before) or {}, "after": normalize(after) or {}}
 
@@ -66,16 +81,7 @@ def present(module):
         priority=p.get("priority"),
     )
     resource = module.resource(KIND, API_VERSION)
-    try:
-        changed, before, after = apply(module.client, resource, definition, force_conflicts=bool(p.get("force_conflicts")))
-    except K8sError as exc:
-        if exc.status != 409:
-            raise
-        raise K8sError(
-            f"{exc.msg}. Another field manager owns these fields of CatalogSource {_ref(p)}; leave them to it, or set force_conflicts=true to take them over",
-            result=exc.result,
-            status=exc.status,
-        ) from None
+    changed, before, after = apply_owned(module.client, resource, definition, bool(p.get("force_conflicts")), f"CatalogSource {_ref(p)}")
     dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
     if dropped:
         raise K8sError(

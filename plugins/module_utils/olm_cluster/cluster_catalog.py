@@ -27,7 +27,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_ca
     resolved_ref,
     settled,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply_owned
 
 
 def olm_v1_resource(module, kind):
@@ -58,16 +58,7 @@ def present(module):
         labels=p.get("labels"),
     )
     resource = olm_v1_resource(module, KIND)
-    try:
-        changed, before, after = apply(module.client, resource, definition, force_conflicts=bool(p.get("force_conflicts")))
-    except K8sError as exc:
-        if exc.status != 409:
-            raise
-        raise K8sError(
-            f"{exc.msg}. Another field manager owns these fields of ClusterCatalog {p['name']}; leave them to it, or set force_conflicts=true",
-            result=exc.result,
-            status=exc.status,
-        ) from None
+    changed, before, after = apply_owned(module.client, resource, definition, bool(p.get("force_conflicts")), f"ClusterCatalog {p['name']}")
     dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
     if dropped:
         raise K8sError(

@@ -11,7 +11,8 @@ it; apply the ClusterExtension; watch it until operator-controller's verdict (``
 absent: deleting a ClusterExtension makes the garbage collector delete everything operator-controller installed,
 its CRDs included, and with them every custom resource of those kinds: refused without ``delete_crds_and_data``.
 The deletion is in the foreground, so when the ClusterExtension is gone the installed objects are gone too; the
-installer ServiceAccount and RBAC the module created are removed last.
+installer ServiceAccount and RBAC the module created are removed after the deletion request (the garbage collector
+does not need them).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +24,6 @@ import shutil
 import tempfile
 import time
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import explicit_credentials_apply
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
@@ -39,14 +39,11 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm import clu
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac, version_constraint
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, spec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply, apply_owned
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL, Cluster, ensure_namespace
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
-# operator-controller labels everything it installs with these (internal/operator-controller/labels).
-OWNER_KIND_LABEL = "olm.operatorframework.io/owner-kind"
-OWNER_NAME_LABEL = "olm.operatorframework.io/owner-name"
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
 # The installer objects the module creates, found again by these labels for removal.
 CREATED_BY = "kubeforge.operators.olm_cluster_extension"
@@ -75,30 +72,11 @@ def check_version(text):
     version_constraint.validate(text)
 
 
-def _selected(catalog, selector):
-    """Whether a ClusterCatalog matches a label selector (matchLabels and matchExpressions)."""
-    labels = metadata(catalog).get("labels") or {}
-    for key, value in ((selector or {}).get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in (selector or {}).get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
-
-
 def usable_catalogs(cluster, selector):
     """``(catalogs, all_serving)``: the ClusterCatalogs the extension may resolve from (selector, not
     Unavailable), and whether catalogd serves every one of them for its current generation."""
-    items = [c for c in cluster.list(cc.KIND, None, cc.API_VERSION) if _selected(c, selector)]
-    items = [c for c in items if spec(c).get("availabilityMode") != cc.UNAVAILABLE]
+    selectors = {"label_selector": ce.selector_string(selector)} if selector else {}
+    items = [c for c in cluster.list(cc.KIND, None, cc.API_VERSION, **selectors) if spec(c).get("availabilityMode") != cc.UNAVAILABLE]
     return items, all(cc.cluster_catalog_verdict(c)[0] == cc.VERDICT_READY for c in items)
 
 
@@ -108,8 +86,8 @@ def usable_catalogs(cluster, selector):
 class BundleReader:
     """Reads catalog and bundle images the way operator-controller does, with the module's registry options.
 
-    The explicit credentials go only to the registry of the first catalog image (``explicit_credentials_apply``),
-    other registries get the docker config's. Everything is unpacked below one temporary directory.
+    The explicit credentials go to the registries of the catalog images (and so to bundle images on those
+    registries); other registries get the docker config's. Everything is unpacked below one temporary directory.
     """
 
     def __init__(self, params):
@@ -117,18 +95,20 @@ class BundleReader:
         # the registry options, under the names oci.args uses (the module nests them: validate_certs is a k8s option too)
         self.params = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in auth.items() if v is not None)
         self.root = tempfile.mkdtemp(prefix="kubeforge-olmv1-")
-        self.home = None
+        self.trusted = set()  # registries the explicit credentials are for: those of the catalog images
         self.clients = {}
 
     def close(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def trust(self, image):
+        """Send the explicit credentials to the registry of this catalog image."""
+        self.trusted.add(parse_reference(image).registry.lower())
+
     def _client(self, ref):
-        if self.home is None:
-            self.home = ref
         key = ref.registry.lower()
         if key not in self.clients:
-            self.clients[key] = client_for(ref, **registry_client_kwargs(self.params, credentials=explicit_credentials_apply(self.home, ref)))
+            self.clients[key] = client_for(ref, **registry_client_kwargs(self.params, credentials=key in self.trusted))
         return self.clients[key]
 
     def catalog(self, image):
@@ -160,6 +140,9 @@ def candidate_bundles(reader, catalogs, package, channels, version, installed=No
     matches = _constraint_check(version) if version else None
     found = []
     for catalog in catalogs:
+        if cc.resolved_ref(catalog):
+            reader.trust(cc.resolved_ref(catalog))
+    for catalog in catalogs:
         ref = cc.resolved_ref(catalog)
         if not ref:
             continue
@@ -175,9 +158,17 @@ def candidate_bundles(reader, catalogs, package, channels, version, installed=No
 # ------------------------------------------------------------------------------------ installer ServiceAccount
 
 
+def _served(cluster, kind, api_version):
+    try:
+        return cluster.resource(kind, api_version)
+    except K8sError:
+        raise ExtensionError(f"a bundle the request allows ships a {kind} ({api_version}), which this cluster does not serve: install "
+                             "what provides that API first, or narrow the version or channels") from None
+
+
 def _resource_for(cluster):
     def resource_for(api_version, kind):
-        resource = cluster.resource(kind, api_version)
+        resource = _served(cluster, kind, api_version)
         return resource.name, bool(resource.namespaced)
 
     return resource_for
@@ -193,10 +184,13 @@ def plan_installer(cluster, params, sa_name, installed, warnings):
     finally:
         reader.close()
     if not bundles:
-        warnings.append(
-            f"no bundle of package {params['package']} in the ClusterCatalogs "
-            f"({', '.join(metadata(c).get('name') for c in catalogs) or 'none'}) matches the request; the installer ServiceAccount "
-            "gets no install permissions, and operator-controller will report why it cannot resolve a bundle"
+        unserved = [metadata(c).get("name") for c in catalogs if cc.cluster_catalog_verdict(c)[0] != cc.VERDICT_READY]
+        wanted = ", ".join(f"{k} {params[k]}" for k in ("version", "channels") if params.get(k))
+        raise ExtensionError(
+            f"no bundle of package {params['package']}{' with ' + wanted if wanted else ''} in the ClusterCatalogs "
+            f"({', '.join(metadata(c).get('name') for c in catalogs) or 'none selected'}): nothing to derive the installer's permissions from"
+            + (f"; not served yet: {', '.join(unserved)}" if unserved else ""),
+            result={"warnings": warnings},
         )
     installable, problems = [], []
     for catalog_name, bundle, objects in bundles:
@@ -211,6 +205,7 @@ def plan_installer(cluster, params, sa_name, installed, warnings):
         )
     if problems:
         warnings.append("bundles OLM v1 cannot install (the installer gets no permissions for them): " + "; ".join(problems))
+    check_owners(cluster, params, [o for _n, o in installable])
     labels = {CREATED_BY_LABEL: CREATED_BY, EXTENSION_LABEL: params["name"]}
     objects = installer_rbac.installer_rbac(params["name"], params["namespace"], sa_name, [o for _n, o in installable],
                                             resource_for=_resource_for(cluster), labels=labels)
@@ -218,11 +213,42 @@ def plan_installer(cluster, params, sa_name, installed, warnings):
     return objects, sorted(set(name for name, _o in installable))
 
 
+def check_owners(cluster, params, bundles):
+    """Refuse when an object the bundles install (a CRD, a shipped ClusterRole, ...) exists and belongs to someone
+    else (OLM v0, another extension): operator-controller cannot adopt it and would retry forever."""
+    seen, conflicts = set(), []
+    for objects in bundles:
+        for obj in objects:
+            if obj.get("kind") in (None, "ClusterServiceVersion"):
+                continue
+            resource = _served(cluster, obj["kind"], obj.get("apiVersion"))
+            key = (obj["kind"], metadata(obj).get("name"), params["namespace"] if resource.namespaced else None)
+            if key in seen:
+                continue
+            seen.add(key)
+            current = get_object(cluster.client, resource, key[1], key[2])
+            owner = ce.foreign_owner(current, params["name"]) if current is not None else None
+            if owner:
+                conflicts.append(f"{key[0]} {key[1]} (managed by {owner})")
+    if conflicts:
+        raise ExtensionError(f"objects the bundle installs exist already and belong to someone else: {', '.join(conflicts)}. OLM v1 cannot take "
+                             "them over: uninstall what manages them first (for OLM v0, olm_operator with state=absent and remove_crds=true)")
+
+
+def _foreign(cluster, obj):
+    """Whether ``obj`` exists without the module's label (a ServiceAccount the user named): not ours to take over."""
+    current = get_object(cluster.client, cluster.resource(obj["kind"], obj["apiVersion"]), metadata(obj)["name"], metadata(obj).get("namespace"))
+    return current is not None and (metadata(current).get("labels") or {}).get(CREATED_BY_LABEL) != CREATED_BY
+
+
 def apply_installer(cluster, objects, check_mode):
-    """Apply the installer objects (server-side, ours); ``(changed, [kind/name/namespace])``."""
+    """Apply the installer objects (server-side, ours); ``(changed, [kind/name/namespace])``. An existing
+    ServiceAccount the module did not create gets the RBAC but is neither labelled nor, later, deleted."""
     changed = False
     applied = []
     for obj in objects:
+        if obj["kind"] == "ServiceAccount" and _foreign(cluster, obj):
+            continue
         resource = cluster.resource(obj["kind"], obj["apiVersion"])
         namespace = metadata(obj).get("namespace")
         if check_mode and namespace and get_object(cluster.client, cluster.resource("Namespace", "v1"), namespace) is None:
@@ -259,7 +285,10 @@ def read_crd(cluster):
 
 def _service_account(params, crd, existing, warnings):
     """``(name to send or None, create?)`` from the CRD's requirement, the request and the existing object."""
-    required = ce.service_account_required(crd) if crd is not None else bool(params.get("service_account"))
+    if crd is None and (params.get("service_account") or params.get("create_service_account")):
+        warnings.append(f"cannot read CustomResourceDefinition {ce.CRD_NAME} to tell whether this cluster uses spec.serviceAccount; "
+                        "sending it as asked")
+    required = ce.service_account_required(crd) if crd is not None else bool(params.get("service_account") or params.get("create_service_account"))
     current = (spec(existing).get("serviceAccount") or {}).get("name")
     wanted = params.get("service_account") or (f"{params['name']}-installer" if params.get("create_service_account") else None)
     if not required:
@@ -290,16 +319,21 @@ def _facts(obj):
     }
 
 
-def _wait(cluster, params, resource, started):
-    """Watch the ClusterExtension until operator-controller's verdict; returns ``(obj, retrying messages seen)``."""
-    _catalogs, serving = usable_catalogs(cluster, params.get("catalog_selector"))
+def _wait(cluster, params, resource, started, result):
+    """Watch the ClusterExtension until operator-controller's verdict; returns ``(obj, retrying messages seen,
+    catalogs serving)``. Whether every selected catalog is served is read again (one LIST) for each new resolution
+    message while it was not: a catalog that finished unpacking makes "no bundles found" final."""
+    state = {"serving": usable_catalogs(cluster, params.get("catalog_selector"))[1]}
     seen = []
 
     def verdict_reached(obj):
         message = ce.retrying_message(obj)
         if message and message not in seen:
             seen.append(message)
-        return ce.cluster_extension_verdict(obj, catalogs_serving=serving)[0] != ce.VERDICT_WAITING
+            problem = ce.permanent_problem(message)
+            if problem and problem[1] and not state["serving"]:
+                state["serving"] = usable_catalogs(cluster, params.get("catalog_selector"))[1]
+        return ce.cluster_extension_verdict(obj, catalogs_serving=state["serving"])[0] != ce.VERDICT_WAITING
 
     remaining = max(1, params["wait_timeout"] - (time.monotonic() - started))
     try:
@@ -308,10 +342,10 @@ def _wait(cluster, params, resource, started):
         last = exc.last_object
         raise ExtensionError(
             f"Timed out after {params['wait_timeout']}s waiting for operator-controller to install ClusterExtension {params['name']}: "
-            f"{ce.cluster_extension_verdict(last, serving)[1]}",
-            result=dict(_facts(last), messages=seen, duration=exc.duration),
+            f"{ce.cluster_extension_verdict(last, state['serving'])[1]}",
+            result=dict(result, messages=seen, duration=exc.duration, **_facts(last)),
         ) from None
-    return obj, seen, serving
+    return obj, seen, state["serving"]
 
 
 def present(module):
@@ -349,23 +383,18 @@ def present(module):
         sa_changed, applied = apply_installer(cluster, installer[0], module.check_mode)
         result["installer"] = {"name": sa_name, "objects": applied, "bundles": installer[1]}
         changed |= sa_changed
-    try:
-        ext_changed, before, after = apply(module.client, resource, definition, force_conflicts=bool(p.get("force_conflicts")))
-    except K8sError as exc:
-        if exc.status != 409:
-            raise
-        raise K8sError(f"{exc.msg}. Another field manager owns these fields of ClusterExtension {p['name']}; set force_conflicts=true to take them over",
-                       result=exc.result, status=exc.status) from None
+    ext_changed, before, after = apply_owned(module.client, resource, definition, bool(p.get("force_conflicts")), f"ClusterExtension {p['name']}")
     dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
     if dropped:
         raise ExtensionError(f"The API server dropped {', '.join(dropped)} from ClusterExtension {p['name']}: this cluster's ClusterExtension API "
-                             "(its operator-controller release) does not know these fields", result=dict(_facts(after), changed=True))
+                             "(its operator-controller release) does not know these fields",
+                             result=dict(result, changed=changed or ext_changed, **_facts(after)))
     result.update(_facts(after), changed=changed or ext_changed)
     if module._diff:
         result["diff"] = {"before": normalize(before) or {}, "after": normalize(after) or {}}
     if module.check_mode or not p.get("wait"):
         return result
-    obj, seen, serving = _wait(cluster, p, resource, started)
+    obj, seen, serving = _wait(cluster, p, resource, started, result)
     verdict, message = ce.cluster_extension_verdict(obj, catalogs_serving=serving)
     result.update(_facts(obj), messages=seen, duration=round(time.monotonic() - started, 3))
     if verdict == ce.VERDICT_FAILED:
@@ -379,7 +408,7 @@ def present(module):
 
 def installed_crds(cluster, name):
     """Names of the CRDs operator-controller installed for extension ``name`` (by its owner labels)."""
-    selector = f"{OWNER_KIND_LABEL}={ce.KIND},{OWNER_NAME_LABEL}={name}"
+    selector = f"{ce.OWNER_KIND_LABEL}={ce.KIND},{ce.OWNER_NAME_LABEL}={name}"
     return sorted(metadata(c).get("name") for c in cluster.list("CustomResourceDefinition", None, CRD_API_VERSION, label_selector=selector))
 
 
@@ -399,7 +428,8 @@ def remove(module):
                 "Set delete_crds_and_data=true to confirm",
                 result=dict(result, **_facts(existing)),
             )
-        result["changed"] = delete_object(module.client, resource, p["name"], propagation_policy="Foreground")[0]
+        result["changed"], _before, after = delete_object(module.client, resource, p["name"], propagation_policy="Foreground")
+        result.update(_facts(after))  # still there (being deleted) until the wait below, if any
         if module._diff:
             result["diff"] = {"before": normalize(existing), "after": {}}
         if p.get("wait") and not module.check_mode:
@@ -411,7 +441,7 @@ def remove(module):
                     f"Timed out after {p['wait_timeout']}s waiting for ClusterExtension {p['name']} and what it installed to be deleted",
                     result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
                 ) from None
-            result["duration"] = round(time.monotonic() - started, 3)
+            result.update(_facts(None), duration=round(time.monotonic() - started, 3))
     # the garbage collector, not the installer ServiceAccount, deletes what the extension installed
     result["changed"] |= remove_installer(cluster, p["name"])
     return result

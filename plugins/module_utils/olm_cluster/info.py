@@ -78,7 +78,8 @@ def list_objects(client, resource, namespace, label_selector=None, field_selecto
         listing = to_dict(client.get(resource, **params)) or {}
     except Exception as exc:
         kind = getattr(resource, "kind", None) or str(resource)
-        raise K8sError(f"Failed to list {kind} in namespace {namespace}: {api_error_message(exc)}", status=api_error_status(exc)) from exc
+        where = f" in namespace {namespace}" if namespace else ""
+        raise K8sError(f"Failed to list {kind}{where}: {api_error_message(exc)}", status=api_error_status(exc)) from exc
     return [item for item in listing.get("items") or () if isinstance(item, dict)]
 
 
@@ -194,8 +195,15 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
         # the discovery cache decides: no extra request on the many clusters without OLM v1
         served, _why = group_version_served(client, EXTENSIONS_API, confirm=False)
         if served:
-            extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
-            result["cluster_extensions"] = extensions_in(extensions, namespace, package)
+            try:
+                extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
+            except K8sError as exc:
+                if exc.status not in (401, 403):
+                    raise
+                # a namespace-scoped user may not list this cluster-scoped kind: report the rest
+                warnings.append(f"OLM v1 ClusterExtensions are not reported: {excerpt(exc.msg)}")
+            else:
+                result["cluster_extensions"] = extensions_in(extensions, namespace, package)
     warnings = catalogs.warnings + warnings
     if warnings:
         result["warnings"] = warnings

@@ -392,11 +392,36 @@ def uninstall(cluster, params, check_mode, wait, timeout):
     if wait:
         for csv in csvs:
             _wait_gone(cluster, "ClusterServiceVersion", V1ALPHA1, name_of(csv), ns, deadline, cluster.resource("ClusterServiceVersion"))
+        if params.get("remove_crds"):
+            leftovers = _remove_cluster_leftovers(cluster, [name_of(c) for c in csvs])
+            if leftovers:
+                removed["cluster_objects"] = leftovers
     group = _removable_operator_group(cluster, ns, sub_name, [name_of(c) for c in csvs])
     if group is not None:
         delete_object(cluster.client, cluster.resource("OperatorGroup", V1), name_of(group), ns)
         removed["operator_group"] = name_of(group)
     return {"changed": bool(removed), "removed": removed, "diff": {"before": removed, "after": {}}}
+
+
+# OLM v0 leaves the cluster-scoped objects of a bundle (e.g. a ClusterRole shipped in manifests/) behind when the CSV
+# goes; they carry these labels.
+OLM_OWNER_LABEL = "olm.owner"
+LEFTOVER_KINDS = (("ClusterRoleBinding", "rbac.authorization.k8s.io/v1"), ("ClusterRole", "rbac.authorization.k8s.io/v1"))
+
+
+def _remove_cluster_leftovers(cluster, csv_names):
+    """Delete the ClusterRoles and ClusterRoleBindings OLM labelled ``olm.owner=<csv>`` for CSVs no namespace runs
+    any more (a copied CSV does not count); returns ``["Kind/name", ...]``."""
+    removed = []
+    for csv_name in csv_names:
+        still = [c for c in cluster.list("ClusterServiceVersion", None, field_selector=f"metadata.name={csv_name}") if not is_copied_csv(c)]
+        if still:
+            continue
+        for kind, api_version in LEFTOVER_KINDS:
+            for obj in cluster.list(kind, None, api_version, label_selector=f"olm.managed=true,{OLM_OWNER_LABEL}={csv_name}"):
+                if delete_object(cluster.client, cluster.resource(kind, api_version), name_of(obj))[0]:
+                    removed.append(f"{kind}/{name_of(obj)}")
+    return removed
 
 
 def _wait_gone(cluster, kind, api_version, name, namespace, deadline, resource):

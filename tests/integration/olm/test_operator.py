@@ -231,6 +231,11 @@ def test_remove_crds_deletes_operands_then_crds(run_module, kubeconfig, catalog_
     assert removed["removed"]["operands"] == [f"KubeDemoAddon/{ns}/mine"]
     assert removed["removed"]["crds"] == ["kubedemoaddons.demo.kubeforge.io"]
     assert removed["removed"]["subscription"] == "kube-demo-addon"
+    # nothing OLM labelled for the CSV stays at cluster scope (it leaves shipped ClusterRoles behind on its own)
+    rbac = client.RbacAuthorizationV1Api(api)
+    for lister in (rbac.list_cluster_role, rbac.list_cluster_role_binding):
+        left = lister(label_selector="olm.managed=true,olm.owner=kube-demo-addon.v0.1.0").items
+        assert not left, [o.metadata.name for o in left]
     extensions = client.ApiextensionsV1Api(api)
     # Cluster-scoped: the API server finalizes the CRD after removing its custom resources everywhere, which can
     # take a while on a loaded machine.

@@ -9,15 +9,19 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 import ssl
 import urllib.request
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 pytestmark = pytest.mark.testbed
 
+DATA = Path(__file__).parent / "data"
 PACKAGE = "kube-v1demo"
 CRD = "kubev1demos.v1demo.kubeforge.io"
 
@@ -175,6 +179,62 @@ def test_install_upgrade_pin_downgrade_and_uninstall(v1_catalog, run_module, api
         _delete_namespace(api, namespace)
 
 
+def test_a_service_account_of_the_user_gets_the_rbac_but_is_never_taken_over(v1_catalog, run_module, api, kubeconfig):
+    name = namespace = "kf-v1usersa"
+    core = k8s.CoreV1Api(api)
+    try:
+        core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
+        core.create_namespaced_service_account(namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="mine")))
+        installed = run_module("olm_cluster_extension", dict(
+            name=name, namespace=namespace, package=PACKAGE, version="0.1.0", service_account="mine", create_service_account=True,
+            registry_auth=v1_catalog["registry_auth"], wait=True, wait_timeout=120, kubeconfig=kubeconfig))
+        assert not installed.get("failed") and installed["installed_version"] == "0.1.0", installed
+        assert "ServiceAccount" not in [o["kind"] for o in installed["installer"]["objects"]]
+        assert not (core.read_namespaced_service_account("mine", namespace).metadata.labels or {})
+        removed = run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
+        assert not removed.get("failed"), removed
+        assert _exists(lambda: core.read_namespaced_service_account("mine", namespace))
+        assert not _exists(lambda: k8s.RbacAuthorizationV1Api(api).read_cluster_role(f"{name}-installer"))
+    finally:
+        run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
+        _delete_namespace(api, namespace)
+
+
+def test_a_crd_owned_by_olm_v0_is_refused_fast(v1_catalog, run_module, api, kubeconfig):
+    name = namespace = "kf-v1conflict-" + os.urandom(3).hex()
+    crd = yaml.safe_load((DATA / "bundles" / PACKAGE / "0.1.0" / "manifests" / "v1demo.kubeforge.io_kubev1demos.yaml").read_text())
+    crd["metadata"]["labels"] = {"olm.managed": "true", f"operators.coreos.com/{PACKAGE}.elsewhere": ""}
+    extensions = k8s.ApiextensionsV1Api(api)
+    core = k8s.CoreV1Api(api)
+    rbac = k8s.RbacAuthorizationV1Api(api)
+    try:
+        extensions.create_custom_resource_definition(crd)
+        base = dict(name=name, namespace=namespace, package=PACKAGE, version="0.1.0", wait=True, wait_timeout=120, kubeconfig=kubeconfig)
+        derived = run_module("olm_cluster_extension", dict(base, create_service_account=True, registry_auth=v1_catalog["registry_auth"]))
+        assert derived.get("failed"), derived
+        assert f"CustomResourceDefinition {CRD} (managed by OLM v0 (operator {PACKAGE}.elsewhere))" in derived["msg"], derived["msg"]
+        assert not _exists(lambda: k8s.CustomObjectsApi(api).get_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", name))
+        # with the user's own ServiceAccount nothing is read beforehand: operator-controller's refusal ends the wait at once
+        # (the test makes that ServiceAccount a cluster-admin, so that ownership, not permissions, stops the install)
+        core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
+        core.create_namespaced_service_account(namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="mine")))
+        rbac.create_cluster_role_binding(k8s.V1ClusterRoleBinding(
+            metadata=k8s.V1ObjectMeta(name=name), role_ref=k8s.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="cluster-admin"),
+            subjects=[k8s.RbacV1Subject(kind="ServiceAccount", name="mine", namespace=namespace)]))
+        refused = run_module("olm_cluster_extension", dict(base, service_account="mine"))
+        assert refused.get("failed") and "cannot be managed by operator-controller" in refused["msg"], refused
+        assert refused["duration"] < 60, refused["duration"]
+    finally:
+        run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
+        _delete_namespace(api, namespace)
+        for delete, what in ((extensions.delete_custom_resource_definition, CRD), (rbac.delete_cluster_role_binding, name)):
+            try:
+                delete(what)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+
+
 def test_ownnamespace_only_bundle_is_refused(v1_catalog, run_module, api, kubeconfig):
     name = namespace = "kf-v1ownns"
     base = dict(name=name, namespace=namespace, package="kube-ownns", wait=True, wait_timeout=120, kubeconfig=kubeconfig)
@@ -195,9 +255,14 @@ def test_ownnamespace_only_bundle_is_refused(v1_catalog, run_module, api, kubeco
         _delete_namespace(api, namespace)
 
 
-def test_service_account_required_error_names_what_is_needed(olmv1, run_module, api, kubeconfig):
+def test_service_account_required_error_names_what_is_needed(v1_catalog, run_module, api, kubeconfig):
     result = run_module("olm_cluster_extension", dict(name="kf-v1nosa", namespace="kf-v1nosa", package=PACKAGE, kubeconfig=kubeconfig))
     assert result.get("failed"), result
     assert "set service_account" in result["msg"] and "create_service_account=true" in result["msg"], result["msg"]
+    # nothing to derive permissions from: refused, naming the request and the catalogs searched
+    nothing = run_module("olm_cluster_extension", dict(name="kf-v1nosa", namespace="kf-v1nosa", package=PACKAGE, version="9.9.9",
+                                                       create_service_account=True, registry_auth=v1_catalog["registry_auth"], kubeconfig=kubeconfig))
+    assert nothing.get("failed"), nothing
+    assert f"no bundle of package {PACKAGE} with version 9.9.9" in nothing["msg"] and v1_catalog["name"] in nothing["msg"], nothing["msg"]
     assert not _exists(lambda: k8s.CustomObjectsApi(api).get_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", "kf-v1nosa"))
     assert not _exists(lambda: k8s.CoreV1Api(api).read_namespace("kf-v1nosa"))

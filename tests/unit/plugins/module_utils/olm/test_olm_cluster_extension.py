@@ -75,6 +75,34 @@ def test_definition_refuses(kwargs, message):
         ce.cluster_extension_definition(**args)
 
 
+@pytest.mark.parametrize(
+    "selector, text",
+    [
+        ({"matchLabels": {"b": "2", "a": "1"}}, "a=1,b=2"),
+        ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["x", "y"]}, {"key": "old", "operator": "DoesNotExist"}]},
+         "tier in (x,y),!old"),
+        ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["z"]}, {"key": "c", "operator": "Exists"}]},
+         "a=1,b notin (z),c"),
+    ],
+)
+def test_selector_string(selector, text):
+    assert ce.selector_string(selector) == text
+
+
+@pytest.mark.parametrize(
+    "selector, message",
+    [
+        ({"matchExpressions": [{"key": "a", "operator": "in", "values": ["x"]}]}, "operator In, NotIn, Exists or DoesNotExist"),
+        ({"matchExpressions": [{"key": "a", "operator": "In"}]}, "operator In of key a needs values"),
+        ({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}, "takes no values"),
+        ({"labels": {}}, "matchLabels and/or matchExpressions"),
+    ],
+)
+def test_selector_string_refuses(selector, message):
+    with pytest.raises(ce.ClusterExtensionError, match=message):
+        ce.selector_string(selector)
+
+
 def _crd(required):
     schema = {"openAPIV3Schema": {"properties": {"spec": {"required": required, "properties": {}}}}}
     return {"spec": {"versions": [{"name": "v1", "storage": True, "schema": schema}]}}
@@ -123,12 +151,27 @@ INSTALLED = ("True", "Succeeded", 3, "Installed bundle x successfully")
         (extension(progressing=("True", "Retrying", 3, "installation cannot proceed due to missing ServiceAccount")), True, ce.VERDICT_FAILED),
         (extension(progressing=("True", "Retrying", 3, 'deployments.apps is forbidden: User "system:serviceaccount:ns:sa" cannot create')), True,
          ce.VERDICT_FAILED),
+        (extension(progressing=("True", "Retrying", 3, "CustomResourceDefinition 'a.b' already exists in namespace '' and cannot be managed by "
+                                                       "operator-controller")), True, ce.VERDICT_FAILED),
         # transient: image pull errors, connection problems
         (extension(progressing=("True", "Retrying", 3, "error pulling image: connection refused")), True, ce.VERDICT_WAITING),
     ],
 )
 def test_verdict(obj, serving, verdict):
     assert ce.cluster_extension_verdict(obj, catalogs_serving=serving)[0] == verdict
+
+
+@pytest.mark.parametrize(
+    "labels, owner",
+    [
+        ({ce.OWNER_KIND_LABEL: "ClusterExtension", ce.OWNER_NAME_LABEL: "demo"}, None),
+        ({ce.OWNER_KIND_LABEL: "ClusterExtension", ce.OWNER_NAME_LABEL: "other"}, "ClusterExtension other"),
+        ({"olm.managed": "true", "operators.coreos.com/kube-demo.ns": ""}, "OLM v0 (operator kube-demo.ns)"),
+        ({}, "something other than OLM v1"),
+    ],
+)
+def test_foreign_owner(labels, owner):
+    assert ce.foreign_owner({"metadata": {"name": "x", "labels": labels}}, "demo") == owner
 
 
 def test_failed_verdict_returns_operator_controller_message_and_retrying_is_reported():

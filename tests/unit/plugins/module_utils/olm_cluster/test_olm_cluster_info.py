@@ -141,6 +141,12 @@ def test_cluster_extensions_of_the_namespace_take_one_list_when_olm_v1_is_served
     assert [(e["name"], e["installed_version"], e["installed"]) for e in result["cluster_extensions"]] == [("b", "0.2.0", True), ("c", "1.0.0", True)]
     only = glue.operator_info(client, NS, package="kube-v1demo")
     assert [e["name"] for e in only["cluster_extensions"]] == ["b"]
+    client.errors["ClusterExtension"] = api_exception(403, "clusterextensions is forbidden: cannot list at the cluster scope")
+    denied = glue.operator_info(client, NS)
+    assert "cluster_extensions" not in denied and len(denied["operators"]) == 2
+    assert denied["warnings"] == ["OLM v1 ClusterExtensions are not reported: Failed to list ClusterExtension: "
+                                  "clusterextensions is forbidden: cannot list at the cluster scope"]
+    del client.errors["ClusterExtension"]
     by_name = glue.operator_info(client, NS, name="other-sub")
     assert "cluster_extensions" not in by_name  # a Subscription asked for by name
     # served but not yet in the discovery cache: not reported, and no request to find out
