@@ -60,7 +60,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test bench bench-olm bench-canary demo build clean distclean \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test ee bench bench-olm bench-canary demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -217,7 +217,7 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 	done
 
 # Cheap checks first so a failure shows up in seconds, the testbed last.
-test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, build, testbed build, smoke, molecule
+test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, build, execution environment context, testbed build, smoke, molecule
 	$(MAKE) selfcontained
 	$(MAKE) ruff
 	$(MAKE) unit
@@ -225,9 +225,16 @@ test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, bu
 	$(MAKE) lint
 	$(MAKE) docs-lint
 	$(MAKE) build
+	$(MAKE) ee
 	$(MAKE) testbed-build
 	$(MAKE) smoke
 	$(MAKE) molecule
+
+ee: build ## AWX/AAP execution environment: ansible-builder create into .build/ee, then check the context (no image build)
+	cp $(ARTIFACT) $(DIST_DIR)/$(COLLECTION_NAMESPACE)-$(COLLECTION_NAME).tar.gz
+	rm -rf $(BUILD_DIR)/ee
+	$(VENV)/bin/ansible-builder create --file execution-environment.yml --context $(BUILD_DIR)/ee
+	$(VENV)/bin/python -m pytest tests/ee -q
 
 bench: venv ## Benchmark our FBC engine against opm side by side (not a test; needs `make testbed-build`)
 	@mkdir -p $(BUILD_DIR)/bench
