@@ -54,7 +54,7 @@ def test_introspection_collects_the_collections_dependencies(context, tmp_path):
         text=True,
     )  # noqa: S603
     # kubernetes.core as the build would fetch it from Galaxy (here: the copy the `ansible` package ships)
-    import ansible_collections.kubernetes.core as core
+    from ansible_collections.kubernetes import core
 
     shutil.copytree(Path(list(core.__path__)[0]), collections / "ansible_collections" / "kubernetes" / "core")
     pip, bindep = tmp_path / "requirements.txt", tmp_path / "bindep.txt"
