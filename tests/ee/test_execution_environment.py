@@ -48,7 +48,7 @@ def test_context_installs_the_built_collection_and_kubernetes_core(context):
 def test_introspection_collects_the_collections_dependencies(context, tmp_path):
     collections = tmp_path / "collections"
     subprocess.run(
-        [str(VENV_BIN / "ansible-galaxy"), "collection", "install", "--offline", "-p", str(collections), str(ARTIFACT)],
+        [str(VENV_BIN / "ansible-galaxy"), "collection", "install", "--offline", "--force", "-p", str(collections), str(ARTIFACT)],
         check=True,
         capture_output=True,
         text=True,
