@@ -256,17 +256,11 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.bundle
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
     check_image_params,
-    image_facts,
-    layout_tag,
+    publish_image,
     registry_clients,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
-    build_layered_image,
-    push_image,
-    write_oci_layout,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_layered_image
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
 
@@ -294,27 +288,14 @@ def execute(module):
     target = parse_reference(p["image"]) if p["image"] and not p["dockerfile_only"] else None
     result = dict(changed=False, warnings=list(bundle.warnings), **bundle_facts(bundle))
     result["dockerfile"] = bundle_dockerfile(bundle, p["labels"], dockerfile_bundle_dir(p["path"], p["dockerfile_path"]))
-    image = push_client = None
-    with FileOutput(check_mode=module.check_mode, diff=module._diff) as out:
-        if p["dockerfile_path"]:
-            out.write(p["dockerfile_path"], result["dockerfile"])
-        if not p["dockerfile_only"]:
-            push_client = registry_clients(p, target)[1]
-            image = build_layered_image(
-                bundle.contents, labels=bundle_labels(bundle, p["labels"]), manifest_format=p["manifest_format"], platform=p["platform"]
-            )
-            result.update(image_facts(image, target, keep_tag=False))
-            if p["oci_layout"]:
-                # blobs missing from the layout count as changes without being staged in `out`
-                result["changed"] = write_oci_layout(image, p["oci_layout"], tag=layout_tag(target), output=out)
-        out.commit()
-    result["changed"] |= out.changed
-    if module._diff:
-        result["diff"] = out.diffs
-    if push_client is not None:
-        result["pushed"], result["blobs"] = push_image(push_client, target, image, check_mode=module.check_mode)
-        result["changed"] |= result["pushed"]
-    return result
+
+    def build():
+        image = build_layered_image(
+            bundle.contents, labels=bundle_labels(bundle, p["labels"]), manifest_format=p["manifest_format"], platform=p["platform"]
+        )
+        return image, registry_clients(p, target)[1]
+
+    return publish_image(p, result, target, build, check_mode=module.check_mode, diff=module._diff, keep_tag=False)
 
 
 def main():

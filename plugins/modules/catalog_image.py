@@ -246,18 +246,14 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
     catalog_dockerfile,
     check_image_params,
-    image_facts,
-    layout_tag,
+    publish_image,
     registry_clients,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
     SCRATCH,
     BaseImage,
     build_catalog_image,
-    push_image,
-    write_oci_layout,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
@@ -286,29 +282,16 @@ def execute(module):
     check_image_params(p)
     result = dict(changed=False, dockerfile=catalog_dockerfile(p["path"], p["base_image"], p["builder_image"],
                                                                p["labels"]))
-    image = target = push_client = None
-    with FileOutput(check_mode=module.check_mode, diff=module._diff) as out:
-        if p["dockerfile_path"]:
-            out.write(p["dockerfile_path"], result["dockerfile"])
-        if not p["dockerfile_only"]:
-            target = parse_reference(p["image"]) if p["image"] else None
-            base_ref = parse_reference(p["base_image"]) if p["base_image"] != SCRATCH else None
-            base_client, push_client = registry_clients(p, target, base_ref)
-            base = BaseImage.pull(base_ref, base_client, platform=p["platform"]) if base_ref is not None else None
-            image = build_catalog_image(p["path"], labels=p["labels"], base=base,
-                                        manifest_format=p["manifest_format"], platform=p["platform"])
-            result.update(image_facts(image, target))
-            if p["oci_layout"]:
-                # blobs missing from the layout count as changes without being staged in `out`
-                result["changed"] = write_oci_layout(image, p["oci_layout"], tag=layout_tag(target), output=out)
-        out.commit()
-    result["changed"] |= out.changed
-    if module._diff:
-        result["diff"] = out.diffs
-    if push_client is not None:
-        result["pushed"], result["blobs"] = push_image(push_client, target, image, check_mode=module.check_mode)
-        result["changed"] |= result["pushed"]
-    return result
+    target = parse_reference(p["image"]) if p["image"] and not p["dockerfile_only"] else None
+
+    def build():
+        base_ref = parse_reference(p["base_image"]) if p["base_image"] != SCRATCH else None
+        base_client, push_client = registry_clients(p, target, base_ref)
+        base = BaseImage.pull(base_ref, base_client, platform=p["platform"]) if base_ref is not None else None
+        image = build_catalog_image(p["path"], labels=p["labels"], base=base, manifest_format=p["manifest_format"], platform=p["platform"])
+        return image, push_client
+
+    return publish_image(p, result, target, build, check_mode=module.check_mode, diff=module._diff)
 
 
 def main():

@@ -13,8 +13,10 @@ import os
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import fbc_root_name, generate_dockerfile
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import push_image, write_oci_layout
 
 # The tag an OCI layout's index.json names the image by when O(image) has none (or is not set).
 DEFAULT_LAYOUT_TAG = "latest"
@@ -84,3 +86,28 @@ def image_facts(image, target=None, keep_tag=True):
 def layout_tag(target):
     """The tag an OCI layout's ``index.json`` names the image by: the tag of ``target``, else ``latest``."""
     return (target.tag if target is not None else None) or DEFAULT_LAYOUT_TAG
+
+
+def publish_image(params, result, target, build, check_mode=False, diff=False, keep_tag=True):
+    """What catalog_image and bundle_image do with a built image, updating and returning ``result``: write the
+    Dockerfile (``dockerfile_path``, ``result["dockerfile"]``), then unless ``dockerfile_only`` call
+    ``build() -> (image, push client or None)`` inside the same file output, write the OCI layout (``oci_layout``),
+    commit the files atomically, and push. ``changed`` counts files, layout blobs and the push."""
+    image = push_client = None
+    with FileOutput(check_mode=check_mode, diff=diff) as out:
+        if params["dockerfile_path"]:
+            out.write(params["dockerfile_path"], result["dockerfile"])
+        if not params["dockerfile_only"]:
+            image, push_client = build()
+            result.update(image_facts(image, target, keep_tag=keep_tag))
+            if params["oci_layout"]:
+                # blobs missing from the layout count as changes without being staged in `out`
+                result["changed"] = write_oci_layout(image, params["oci_layout"], tag=layout_tag(target), output=out)
+        out.commit()
+    result["changed"] |= out.changed
+    if diff:
+        result["diff"] = out.diffs
+    if push_client is not None:
+        result["pushed"], result["blobs"] = push_image(push_client, target, image, check_mode=check_mode)
+        result["changed"] |= result["pushed"]
+    return result
