@@ -19,3 +19,8 @@ def parse_time(value):
         return calendar.timegm(time.strptime(str(value).split(".", maxsplit=1)[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S"))
     except ValueError:
         return None
+
+
+def format_time(epoch):
+    """RFC 3339 UTC (``2026-11-23T15:33:10Z``) of epoch seconds."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))

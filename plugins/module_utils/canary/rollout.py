@@ -35,10 +35,9 @@ __metaclass__ = type
 
 import hashlib
 import json
-import time
 from collections import namedtuple
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time, parse_time
 
 PREFIX = "operators.kubeforge.io/"
 PHASE = PREFIX + "canary-phase"
@@ -148,11 +147,6 @@ Event = namedtuple("Event", ["type", "reason", "message"])
 # phase: the phase the DaemonSet is in after the action.
 Action = namedtuple("Action", ["kind", "message", "reason", "patch", "pods", "event", "phase"])
 Action.__new__.__defaults__ = (None, None, (), None, None)
-
-
-def format_time(epoch):
-    """RFC 3339 UTC (``2026-11-23T15:33:10Z``) of epoch seconds."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))
 
 
 def template_hash(template):

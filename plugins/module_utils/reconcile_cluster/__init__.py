@@ -1,0 +1,4 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Writes a custom resource's status (the I/O around ``reconcile.conditions``)."""

@@ -1,0 +1,40 @@
+"""Fixtures of the kubeforge-operator tests: its CRDs applied from operator/config/crd (as OLM would)."""
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+OPERATOR_DIR = Path(__file__).resolve().parents[3] / "operator"
+GROUP, VERSION = "operators.kubeforge.io", "v1alpha1"
+
+
+def crd_documents():
+    return [yaml.safe_load(p.read_text()) for p in sorted((OPERATOR_DIR / "config" / "crd").glob("*.yaml"))]
+
+
+def established(ext, name):
+    crd = ext.read_custom_resource_definition(name)
+    return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
+
+
+@pytest.fixture(scope="session")
+def operator_crds(api):
+    """The operator's CRDs, created (or left as they are when the bundle installed them) and established."""
+    ext = client.ApiextensionsV1Api(api)
+    names = []
+    for doc in crd_documents():
+        names.append(doc["metadata"]["name"])
+        try:
+            ext.create_custom_resource_definition(doc)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    deadline = time.monotonic() + 30
+    while not all(established(ext, n) for n in names):
+        assert time.monotonic() < deadline, f"CRDs not established: {names}"
+        time.sleep(0.2)
+    return names
