@@ -36,28 +36,15 @@ options:
     type: dict
     required: true
   conditions:
-    description: Conditions to set, merged into C(status.conditions) by C(type).
+    description:
+      - Conditions to set, merged into C(status.conditions) by C(type). Each is a mapping with C(type) (such as
+        V(Ready), V(Progressing) or V(Failed)), C(status) (V(True), V(False) or V(Unknown); a boolean is accepted),
+        C(reason) (one CamelCase word - letters, digits, C(_), C(,), C(:)) and optionally C(message) (cut at 32768
+        characters).
+      - Checked before anything is sent, like the API server checks C(metav1.Condition).
     type: list
     elements: dict
     default: []
-    suboptions:
-      type:
-        description: Condition type, such as V(Ready), V(Progressing) or V(Failed).
-        type: str
-        required: true
-      status:
-        description: V(True), V(False) or V(Unknown).
-        type: str
-        required: true
-        choices: ["True", "False", "Unknown"]
-      reason:
-        description: Why, in one CamelCase word (letters, digits, C(_), C(,), C(:)).
-        type: str
-        required: true
-      message:
-        description: Human-readable details. Cut at 32768 characters.
-        type: str
-        default: ""
   status:
     description: Other top-level status fields to set (each replaces the field of that name).
     type: dict
@@ -152,17 +139,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile_clus
 def argspec():
     return {
         "resource": {"type": "dict", "required": True},
-        "conditions": {
-            "type": "list",
-            "elements": "dict",
-            "default": [],
-            "options": {
-                "type": {"type": "str", "required": True},
-                "status": {"type": "str", "required": True, "choices": ["True", "False", "Unknown"]},
-                "reason": {"type": "str", "required": True},
-                "message": {"type": "str", "default": ""},
-            },
-        },
+        # Keys checked by reconcile.conditions.validate ("message" cannot be an Ansible suboption name).
+        "conditions": {"type": "list", "elements": "dict", "default": []},
         "status": {"type": "dict", "default": {}},
         "observed_generation": {"type": "int"},
         "events": {"type": "bool", "default": True},
