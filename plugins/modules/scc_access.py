@@ -18,7 +18,8 @@ description:
   - Grants the C(use) of a SecurityContextConstraints (SCC) the way C(oc adm policy add-scc-to-user/-group) does in
     OpenShift 4, through RBAC - the ClusterRole C(system:openshift:scc:<scc>) (created when missing) and a
     RoleBinding of the same name in the namespace, or a ClusterRoleBinding only with O(cluster_wide=true).
-  - O(state=absent) removes only the named subjects; the binding goes when it is empty, as with oc. Optionally the
+  - O(state=absent) removes only the named subjects; the binding goes when it is empty, as with oc. An SCC that no
+    longer exists only has its binding cleaned up (with a warning). Optionally the
     subjects are also taken out of the SCC's legacy C(users)/C(groups) lists, with a guarded patch that fails
     rather than overwrite a concurrent change. SCC objects are never changed otherwise.
   - Refuses broad subjects (C(system:authenticated), C(system:unauthenticated), C(system:serviceaccounts),

@@ -42,6 +42,42 @@ def olmv1(testbed):
     return facts
 
 
+class OperatorProcess:
+    """A running ansible-operator of the testbed (see testbed/operator_runtime.py)."""
+
+    def __init__(self, bed, watches_file, service_account, watch_namespace):
+        # This collection, then kubernetes.core from the `ansible` package in site-packages.
+        collections = os.pathsep.join([COLLECTIONS_DIR] + [p for p in sys.path if p.endswith("site-packages")])
+        self.bed, self.args = bed, (watches_file, service_account, collections, watch_namespace)
+        self.record = bed.start_operator(*self.args)
+
+    def restart(self):
+        self.bed.stop_operator()
+        self.record = self.bed.start_operator(*self.args)
+
+    def stop(self):
+        self.bed.stop_operator()
+
+    def log_text(self):
+        """What this process logged (the log file is shared with earlier runs)."""
+        with open(self.record["log"], encoding="utf-8", errors="replace") as handle:
+            handle.seek(self.record.get("log_offset", 0))
+            return handle.read()
+
+
+@pytest.fixture(scope="session")
+def ansible_operator(testbed):
+    """``start(watches_file, service_account=(namespace, name), watch_namespace="") -> OperatorProcess``: the real
+    ansible-operator running a watches file as that ServiceAccount, with this collection on its collections path;
+    stopped at the end of the session (one runs at a time: its proxy port is fixed)."""
+
+    def start(watches_file, service_account, watch_namespace=""):
+        return OperatorProcess(testbed, str(watches_file), tuple(service_account), watch_namespace)
+
+    yield start
+    testbed.stop_operator()
+
+
 @pytest.fixture(scope="session")
 def kubeconfig(testbed):
     return testbed.kubeconfig

@@ -23,13 +23,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional
 
-from testbed import catalog, config, olmv1, procs
+from testbed import catalog, config, olmv1, operator_runtime, procs
 from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
 from testbed.registry import LocalRegistry, RegistryError
 
 # Component start order; teardown runs it backwards. OLM v1's processes (last) only run after ensure_olmv1().
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "packageserver", "opm", "registry")
 COMPONENTS += olmv1.PROCESSES
+# Started by tests (start_operator), stopped with the testbed.
+COMPONENTS += (operator_runtime.NAME,)
 # Binaries the testbed runs (scripts/build.sh builds them all).
 BINARIES = (
     "etcd",
@@ -113,7 +115,7 @@ def gomodcache() -> Path:
 
 
 def _versions(bin_path: Path) -> dict[str, str]:
-    names = ("kubernetes", "etcd", "kwok", "olm", "opm", "go", "olmv1")
+    names = ("kubernetes", "etcd", "kwok", "olm", "opm", "go", "olmv1", "ansible_operator")
     values = (bin_path / "VERSIONS").read_text().split()
     return dict(zip(names, values))
 
@@ -248,6 +250,32 @@ class Testbed:
         running or OLM v1 does not come up (what was started of it is stopped again)."""
         with self._exclusive():
             return self._ensure_olmv1()
+
+    def start_operator(self, watches_file: Path, service_account: tuple, collections_path: str, watch_namespace: str = "") -> dict:
+        """Run ansible-operator on `watches_file` as ServiceAccount (namespace, name), see operator_runtime.py.
+
+        Holds the testbed's lock. Raises TestbedError when the testbed is not running or the operator does not start.
+        """
+        with self._exclusive():
+            if not self._apiserver_ready():
+                raise TestbedError("the testbed is not running: run `make testbed-up` (or Testbed().up()) first")
+            bins = Path(self.state["bin"])
+            version = _versions(bins).get("ansible_operator")
+            if not version or not operator_runtime.binary(bins, version).is_file():
+                bins = build()  # a testbed started from a cache that predates ansible-operator
+                version = _versions(bins)["ansible_operator"]
+            try:
+                return operator_runtime.start(self, bins, version, Path(watches_file), service_account, collections_path, watch_namespace)
+            except operator_runtime.OperatorRuntimeError as exc:
+                raise TestbedError(str(exc)) from exc
+
+    def stop_operator(self) -> None:
+        """Stop ansible-operator if it runs (its proxy port is free afterwards)."""
+        with self._exclusive():
+            try:
+                operator_runtime.stop(self)
+            except operator_runtime.OperatorRuntimeError as exc:
+                raise TestbedError(str(exc)) from exc
 
     def _ensure_olmv1(self) -> dict:
         # OLM v1's own processes may have died (then it is started again); every other one must run.

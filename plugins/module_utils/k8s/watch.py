@@ -56,6 +56,10 @@ def _default_watcher():
     return _k8s_watch.Watch()
 
 
+# Undecodable watch streams in a row before waiting fails.
+MALFORMED_STREAMS = 3
+
+
 def watch_until(
     client,
     api_version,
@@ -82,6 +86,7 @@ def watch_until(
     deadline = start + max(0, timeout)
     field_selector = f"metadata.name={name}"
     last = None
+    malformed = 0
 
     while True:
         # 1. list: current state + resourceVersion to watch from
@@ -124,6 +129,12 @@ def watch_until(
                     break
         except K8sError:
             raise
+        except (TypeError, KeyError, ValueError) as exc:
+            # A stream the client cannot decode (seen through ansible-operator's caching proxy): list again, which
+            # decides from the current state, but not forever.
+            malformed += 1
+            if malformed > MALFORMED_STREAMS:
+                raise _wait_error("watch", kind, name, exc) from exc
         except Exception as exc:
             if api_error_status(exc) != HTTP_GONE:
                 raise _wait_error("watch", kind, name, exc) from exc

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
@@ -372,8 +373,11 @@ def uninstall(cluster, params, check_mode, wait, timeout):
             raise OperatorError(
                 f"package {package} in {ns} is subscribed by {', '.join(sorted(others))}, not by {sub_name}: set subscription_name; nothing removed"
             )
-        # No Subscription at all: the CSVs are found by package (the label OLM sets from the bundle).
-        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=f"operators.coreos.com/{package}.{ns}")
+        # No Subscription at all: the CSVs are found by package (the label OLM sets from the bundle). A package
+        # name that cannot be a label name was never installed by OLM: nothing to find (and the selector would be
+        # refused).
+        label = f"{package}.{ns}"
+        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=f"operators.coreos.com/{label}") if LABEL_NAME.match(label) else []
         csv_names = [name_of(c) for c in labelled if not is_copied_csv(c)]
     csvs = [c for c in (cluster.get("ClusterServiceVersion", n, ns) for n in dict.fromkeys(csv_names)) if c is not None]
 
@@ -402,6 +406,9 @@ def uninstall(cluster, params, check_mode, wait, timeout):
         removed["operator_group"] = name_of(group)
     return {"changed": bool(removed), "removed": removed, "diff": {"before": removed, "after": {}}}
 
+
+# The name part of a label key (k8s.io/apimachinery validation.IsQualifiedName).
+LABEL_NAME = re.compile(r"^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 # OLM v0 leaves the cluster-scoped objects of a bundle (e.g. a ClusterRole shipped in manifests/) behind when the CSV
 # goes; they carry these labels.

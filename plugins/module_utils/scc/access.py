@@ -291,3 +291,31 @@ def remove_from_scc_lists(scc_obj, subject):
     kept = [value for value in current if value != entry]
     path = "/%s" % list_name
     return True, [{"op": "test", "path": path, "value": list(current)}, {"op": "replace", "path": path, "value": kept}]
+
+
+GRANT_SUBJECT_KEYS = ("service_accounts", "users", "groups")
+
+
+def _grant_binding(grant):
+    """The binding a grant (an scc_relax_grants item) lives in: (SCC, cluster-wide, namespace)."""
+    cluster_wide = bool(grant.get("cluster_wide"))
+    return grant.get("scc"), cluster_wide, "" if cluster_wide else (grant.get("namespace") or "")
+
+
+def withdrawn_grants(previous, current):
+    """What to take back: the grants of ``previous`` minus every subject that ``current`` still grants through the
+    same binding (same SCC, same namespace or cluster-wide), as written (``app`` and ``ns/app`` are not matched).
+    Grants left with no subject are dropped, so a subject granted before and now is never taken back, not even
+    for a moment."""
+    kept = {}
+    for grant in current or ():
+        subjects = kept.setdefault(_grant_binding(grant), {key: set() for key in GRANT_SUBJECT_KEYS})
+        for key in GRANT_SUBJECT_KEYS:
+            subjects[key].update(grant.get(key) or ())
+    withdrawn = []
+    for grant in previous or ():
+        still = kept.get(_grant_binding(grant), {})
+        left = {key: [s for s in grant.get(key) or () if s not in still.get(key, ())] for key in GRANT_SUBJECT_KEYS}
+        if any(left.values()):
+            withdrawn.append(dict(grant, **left))
+    return withdrawn

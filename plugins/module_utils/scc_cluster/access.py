@@ -95,8 +95,11 @@ def apply(client, params, check_mode):
             f"to relax the namespace's Pod Security level instead ({exc})"
         ) from exc
     scc_obj = get_object(client, scc_resource, scc)
-    if scc_obj is None:
+    if scc_obj is None and params["state"] == "present":
         raise KubeforgeError(f"SecurityContextConstraints {scc} does not exist")
+    if scc_obj is None:
+        # Taking back a grant of an SCC deleted meanwhile: its binding may still name the subjects.
+        result["warnings"].append(f"SecurityContextConstraints {scc} does not exist: only its binding is cleaned up")
     if not evidence:
         result["warnings"].append("the SCC API is served by a CRD, not by OpenShift: the grant is stored but no SCC admission enforces it")
 
@@ -120,7 +123,7 @@ def apply(client, params, check_mode):
             if binding is None:
                 break
         result["removed_from_scc_lists"] = (
-            _remove_legacy(client, scc_resource, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") else []
+            _remove_legacy(client, scc_resource, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") and scc_obj else []
         )
         changed = changed or bool(result["removed_from_scc_lists"])
 

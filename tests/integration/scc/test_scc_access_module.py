@@ -106,6 +106,22 @@ def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, ap
     assert run_module("scc_access", dict(args, state="absent"))["changed"] is False
 
 
+def test_revoke_after_the_scc_is_gone_cleans_the_binding(run_module, kubeconfig, namespace, api, scc):
+    """A grant outlives its SCC (deleted meanwhile): taking it back still empties the binding, with a warning."""
+    name, custom = scc
+    custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))
+    args = {"kubeconfig": kubeconfig, "scc": name, "service_accounts": [f"{namespace}/app"]}
+    assert run_module("scc_access", args)["changed"] is True
+    custom.delete_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", name)
+
+    assert run_module("scc_access", args).get("failed"), "granting an SCC that does not exist fails"
+    revoked = run_module("scc_access", dict(args, state="absent", remove_from_scc_lists=True))
+    assert revoked["changed"] is True and revoked["binding"] is None and not revoked.get("failed"), revoked
+    assert "does not exist: only its binding is cleaned up" in str(revoked["warnings"])
+    with pytest.raises(ApiException):
+        client.RbacAuthorizationV1Api(api).read_namespaced_role_binding(f"system:openshift:scc:{name}", namespace)
+
+
 def test_broad_subjects_refused(run_module, kubeconfig, namespace, scc):
     name, custom = scc
     custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))

@@ -16,6 +16,11 @@ OPM_VERSION=${OPM_VERSION:-v1.73.0}
 # OLM v1 (catalogd + operator-controller): v1.5.1 is the newest release buildable through the proxy here
 # (see tests/testbed/README.md, "OLM v1").
 OLMV1_VERSION=${OLMV1_VERSION:-v1.5.1}
+# ansible-operator (operator-framework/ansible-operator-plugins): v1.42.3 is refused by the proxy here, v1.42.2
+# builds (see tests/testbed/README.md, "ansible-operator"). Its binary carries the version in its name, so a new
+# version is a new component of the same cache.
+ANSIBLE_OPERATOR_VERSION=${ANSIBLE_OPERATOR_VERSION:-v1.42.2}
+ANSIBLE_OPERATOR_BINARY="ansible-operator-${ANSIBLE_OPERATOR_VERSION}"
 
 command -v go >/dev/null 2>&1 || { echo "build.sh: the Go toolchain (1.26.3 or later) is required on PATH" >&2; exit 1; }
 GO_VERSION=$(go env GOVERSION)
@@ -42,7 +47,7 @@ mkdir -p "$BIN" "$SRC"
 
 # Every binary the testbed runs; the .done stamp holds this list, so adding a component to it makes an
 # existing cache build just that component (each present binary is skipped).
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm catalogd operator-controller"
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY"
 OLMV1_BINARIES="catalogd operator-controller"
 if [ -f "$BIN/.done" ] && [ "$(cat "$BIN/.done")" = "$COMPONENTS" ]; then echo "$BIN"; exit 0; fi
 
@@ -202,17 +207,27 @@ build_olmv1() {
   done
 }
 
+# ansible-operator, the runtime of Ansible-based operators (its Makefile builds with CGO_ENABLED=0).
+build_ansible_operator() {
+  need "$ANSIBLE_OPERATOR_BINARY" || return 0
+  local m=github.com/operator-framework/ansible-operator-plugins wd
+  wd=$(wrapper ansible-operator "$m" "$ANSIBLE_OPERATOR_VERSION" "$m/cmd/ansible-operator")
+  (cd "$wd" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$ANSIBLE_OPERATOR_BINARY.tmp" "$m/cmd/ansible-operator") \
+    && mv "$BIN/$ANSIBLE_OPERATOR_BINARY.tmp" "$BIN/$ANSIBLE_OPERATOR_BINARY"
+}
+
 build_k8s
 build_etcd
 build_kwok
 build_olm
 build_opm
 build_olmv1
+build_ansible_operator
 
 # Source trees the testbed reads at run time (CRDs, default stages) come from the module cache.
 (cd "$SRC/olm" && go mod download "sigs.k8s.io/kwok@$KWOK_VERSION" "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" >/dev/null)
 (cd "$SRC/olm" && GONOSUMDB=github.com/operator-framework/operator-controller go mod download "github.com/operator-framework/operator-controller@$OLMV1_VERSION" >/dev/null)
-printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$OLM_VERSION" "$OPM_VERSION" "$GO_VERSION" "$OLMV1_VERSION" > "$BIN/VERSIONS"
+printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$OLM_VERSION" "$OPM_VERSION" "$GO_VERSION" "$OLMV1_VERSION" "$ANSIBLE_OPERATOR_VERSION" > "$BIN/VERSIONS"
 for c in $COMPONENTS; do [ -x "$BIN/$c" ] || { echo "build.sh: $c was not built" >&2; exit 1; }; done
 printf '%s' "$COMPONENTS" > "$BIN/.done"
 log "build finished in $(( $(date +%s) - start ))s"

@@ -265,3 +265,18 @@ def test_resource_found_through_discovery_when_not_given(monkeypatch, clock, wat
 )
 def test_apply_event(raw, expected):
     assert kf_watch._apply_event(raw) == expected
+
+
+def test_undecodable_stream_relists(clock, watchers):
+    """A stream the client cannot decode (TypeError inside the kubernetes client) is followed by a fresh list."""
+    resource = FakeResource(clock, [listing([obj("IDLE")], "100"), listing([], "300")], [[TypeError("'NoneType' object is not subscriptable")]])
+    assert run(resource, clock, watchers, predicate=lambda o: o is None) is None
+    assert len(resource.list_calls) == 2
+
+
+def test_undecodable_streams_in_a_row_fail(clock, watchers):
+    streams = [[TypeError("bad stream")] for _ in range(kf_watch.MALFORMED_STREAMS + 1)]
+    resource = FakeResource(clock, [listing([obj("IDLE")]) for _ in streams], streams)
+    with pytest.raises(K8sError, match="bad stream"):
+        run(resource, clock, watchers, timeout=600)
+    assert len(resource.watch_calls) == kf_watch.MALFORMED_STREAMS + 1
