@@ -201,7 +201,7 @@ smoke: collection-link ## Testbed smoke/integration tests (tests/integration)
 # Molecule scenarios of the roles (molecule/<scenario>/): no instances, the plays run on localhost against the
 # testbed, whose variables file KUBEFORGE_TESTBED_VARS names. MOLECULE_GLOB keeps the collection's top-level molecule/
 # directory without molecule's "migrate to extensions/molecule" warning.
-MOLECULE_SCENARIOS ?= cluster_setup olm_operator scc_relax canary_rollout
+MOLECULE_SCENARIOS ?= cluster_setup olm_operator scc_relax canary_rollout catalog_publish
 .PHONY: molecule
 # A testbed this target starts is stopped again at the end (as the pytest session fixture does), failure or not.
 molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
