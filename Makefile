@@ -248,12 +248,13 @@ bench-canary: collection-link testbed-deps ## Benchmark daemonset_canary against
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/canary/run.py --out $(BUILD_DIR)/bench/canary.json --markdown $(BUILD_DIR)/bench/canary.md $(BENCH_ARGS)
 
-demo: collection-link ## Build/start the testbed and run playbooks/demo.yml
+demo: collection-link ## Build/start the testbed and run playbooks/demo.yml, then playbooks/demo_operator.yml
 	$(MAKE) testbed-build
 	$(MAKE) testbed-up
 	$(TESTBED) up --olmv1
 	$(TESTBED) scale 10
 	$(VENV)/bin/ansible-playbook playbooks/demo.yml -e @"$$($(TESTBED) ansible-vars)"
+	$(VENV)/bin/ansible-playbook playbooks/demo_operator.yml -e @"$$($(TESTBED) ansible-vars)"
 
 # ---------------------------------------------------------------------------------------------------------------
 # Packaging

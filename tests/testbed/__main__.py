@@ -1,9 +1,11 @@
-"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale} (run with PYTHONPATH=tests)."""
+"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale,serve-catalog,operator-start,operator-stop}
+(run with PYTHONPATH=tests)."""
 
 import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from testbed import cluster
 
@@ -23,6 +25,13 @@ def main(argv=None) -> int:
     sub.add_parser("ansible-vars", help="print the path of the running testbed's extra-vars file for ansible-playbook -e @FILE")
     scale = sub.add_parser("scale", help="create more fake nodes on the running testbed")
     scale.add_argument("nodes", type=int)
+    serve = sub.add_parser("serve-catalog", help="serve a File-Based Catalog directory with a second opm serve; print its address")
+    serve.add_argument("directory")
+    operator = sub.add_parser("operator-start", help="run ansible-operator on a watches file as a ServiceAccount (see operator_runtime.py)")
+    operator.add_argument("watches_file")
+    operator.add_argument("service_account", help="namespace/name")
+    operator.add_argument("--collections-path", required=True, help="ANSIBLE_COLLECTIONS_PATH of the operator's runs")
+    sub.add_parser("operator-stop", help="stop ansible-operator and the opm serve of serve-catalog")
     args = parser.parse_args(argv)
 
     try:
@@ -54,6 +63,18 @@ def main(argv=None) -> int:
             return 0
         if args.command == "scale":
             testbed.scale_nodes(args.nodes)
+            return 0
+        if args.command == "serve-catalog":
+            print(testbed.serve_catalog(Path(args.directory)))
+            return 0
+        if args.command == "operator-start":
+            namespace, _sep, name = args.service_account.partition("/")
+            record = testbed.start_operator(Path(args.watches_file), (namespace, name), args.collections_path)
+            print(f"ansible-operator running as {args.service_account} (pid {record['pid']}, log {record['log']})")
+            return 0
+        if args.command == "operator-stop":
+            testbed.stop_operator()
+            testbed.stop_catalog()
             return 0
     except cluster.TestbedError as exc:
         print(f"testbed: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ olm.bundle.object properties: OLM then installs from the embedded content, with 
 Job needs a real container runtime, which KWOK does not have).
 """
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -68,3 +69,31 @@ def render_catalog(opm: Path, dest: Path, packages: tuple = PACKAGES) -> Path:
     shutil.rmtree(dest, ignore_errors=True)
     tmp.replace(dest)
     return dest
+
+
+def copy_without_bundle_images(source: Path, dest: Path) -> None:
+    """Copy an FBC directory (YAML and JSON catalog files) to dest with every olm.bundle's image emptied (see
+    Testbed.serve_catalog); other files are copied as they are."""
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        target = dest / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix in (".yaml", ".yml"):
+            blobs = [_without_image(b) for b in yaml.safe_load_all(path.read_text()) if b is not None]
+            target.write_text(yaml.safe_dump_all(blobs, sort_keys=False))
+        elif path.suffix == ".json":
+            text, decoder, blobs, index = path.read_text(), json.JSONDecoder(), [], 0
+            while index < len(text):
+                if text[index].isspace():
+                    index += 1
+                    continue
+                blob, index = decoder.raw_decode(text, index)
+                blobs.append(_without_image(blob))
+            target.write_text("".join(json.dumps(b, indent=2) + "\n" for b in blobs))
+        else:
+            shutil.copyfile(path, target)
+
+
+def _without_image(blob):
+    if isinstance(blob, dict) and blob.get("schema") == "olm.bundle" and blob.get("image"):
+        return dict(blob, image="")
+    return blob

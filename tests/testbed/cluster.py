@@ -28,10 +28,12 @@ from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE
 from testbed.registry import LocalRegistry, RegistryError
 
 # Component start order; teardown runs it backwards. OLM v1's processes (last) only run after ensure_olmv1().
+# The `opm serve` of serve_catalog().
+EXTRA_CATALOG = "opm-extra"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "packageserver", "opm", "registry")
 COMPONENTS += olmv1.PROCESSES
-# Started by tests (start_operator), stopped with the testbed.
-COMPONENTS += (operator_runtime.NAME,)
+# Started on demand (serve_catalog, start_operator), stopped with the testbed.
+COMPONENTS += (EXTRA_CATALOG, operator_runtime.NAME)
 # Binaries the testbed runs (scripts/build.sh builds them all).
 BINARIES = (
     "etcd",
@@ -268,6 +270,39 @@ class Testbed:
                 return operator_runtime.start(self, bins, version, Path(watches_file), service_account, collections_path, watch_namespace)
             except operator_runtime.OperatorRuntimeError as exc:
                 raise TestbedError(str(exc)) from exc
+
+    def serve_catalog(self, fbc_dir: Path) -> str:
+        """Serve a File-Based Catalog directory with a second `opm serve` on a free loopback port (replacing an
+        earlier one); return its address for a CatalogSource's spec.address.
+
+        Bundles that name an image are served with the image emptied: OLM v0 unpacks such a bundle with a Job, which
+        needs a container runtime KWOK lacks; without one it installs from the olm.bundle.object properties, as for
+        the testbed's own catalog (rendered from bundle directories).
+        """
+        with self._exclusive():
+            old = self.state.get("processes", {}).pop(EXTRA_CATALOG, None)
+            if old:
+                procs.stop(old)
+            served = self.run_dir / EXTRA_CATALOG / "catalog"
+            if served.exists():
+                shutil.rmtree(served)
+            catalog.copy_without_bundle_images(Path(fbc_dir), served)
+            port, pprof = procs.free_port(), procs.free_port()
+            bins = Path(self.state["bin"])
+            argv = [str(bins / "opm"), "serve", str(served), "-p", str(port), "-t", str(served.parent / "termination-log"), f"--pprof-addr=127.0.0.1:{pprof}"]
+            self._start(EXTRA_CATALOG, argv)
+            self._wait(f"opm serve of {fbc_dir}", lambda: procs.port_open(port), 60, EXTRA_CATALOG)
+            self.state["processes"][EXTRA_CATALOG]["address"] = f"127.0.0.1:{port}"
+            self._save_state()
+            return f"127.0.0.1:{port}"
+
+    def stop_catalog(self) -> None:
+        """Stop the `opm serve` of serve_catalog(), if any."""
+        with self._exclusive():
+            record = self.state.get("processes", {}).pop(EXTRA_CATALOG, None)
+            if record:
+                procs.stop(record)
+                self._save_state()
 
     def stop_operator(self) -> None:
         """Stop ansible-operator if it runs (its proxy port is free afterwards)."""

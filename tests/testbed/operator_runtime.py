@@ -104,6 +104,8 @@ def start(
         "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
         "ANSIBLE_LOCAL_TEMP": str(work / "tmp"),
         "ANSIBLE_NOCOLOR": "1",
+        # As the operator's Deployment sets it (operator/config/manager): no fact gathering in each reconcile.
+        "ANSIBLE_GATHERING": "explicit",
         "WATCH_NAMESPACE": watch_namespace,
     }
     full_env.update(env or {})

@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
@@ -32,6 +34,9 @@ PSA_LEVEL_OF_SCC = {
     "nonroot": "baseline",
     "anyuid": "baseline",
 }
+
+# Read-change-write rounds of a binding before a conflict fails the module.
+BINDING_ATTEMPTS = 5
 
 
 def psa_level(scc):
@@ -106,29 +111,40 @@ def apply(client, params, check_mode):
     roles = find_resource(client, "ClusterRole", access.RBAC_API_VERSION)
     kind = "RoleBinding" if namespace else "ClusterRoleBinding"
     bindings = find_resource(client, kind, access.RBAC_API_VERSION)
-    before = get_object(client, bindings, access.binding_name(scc), namespace)
-    binding, changed = before, False
-    if params["state"] == "present":
-        if get_object(client, roles, access.rbac_name(scc)) is None:
-            create_object(client, roles, access.scc_cluster_role(scc))
-            result["created_cluster_role"] = access.rbac_name(scc)
-            changed = True
+    changed = False
+    if params["state"] == "present" and get_object(client, roles, access.rbac_name(scc)) is None:
+        create_object(client, roles, access.scc_cluster_role(scc))
+        result["created_cluster_role"] = access.rbac_name(scc)
+        changed = True
+    # Read, change, write guarded by the resourceVersion; a conflict (someone wrote meanwhile, or a read served
+    # from a cache that lags, as ansible-operator's proxy does) reads again.
+    for attempt in range(BINDING_ATTEMPTS):
+        before = get_object(client, bindings, access.binding_name(scc), namespace)
+        binding, edited = before, False
         for subject in subjects:
-            added, binding = access.add_subject(binding, subject, scc, namespace)
-            changed = changed or added
-    else:
-        for subject in subjects:
-            removed, binding = access.remove_subject(binding, subject, scc)
-            changed = changed or removed
+            if params["state"] == "present":
+                done, binding = access.add_subject(binding, subject, scc, namespace)
+            else:
+                done, binding = access.remove_subject(binding, subject, scc)
+            edited = edited or done
             if binding is None:
                 break
+        if binding is before or binding == before:
+            break
+        try:
+            _write_binding(client, bindings, before, binding, namespace)
+            break
+        except K8sError as exc:
+            if exc.status not in (404, 409) or attempt == BINDING_ATTEMPTS - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    changed = changed or edited
+    if params["state"] == "absent":
         result["removed_from_scc_lists"] = (
             _remove_legacy(client, scc_resource, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") and scc_obj else []
         )
         changed = changed or bool(result["removed_from_scc_lists"])
 
-    if binding is not before and binding != before:
-        _write_binding(client, bindings, before, binding, namespace)
     result.update(
         changed=changed, binding=_summary(binding), diff={"before": {"binding": normalize(before) or {}}, "after": {"binding": normalize(binding) or {}}}
     )

@@ -14,8 +14,6 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from module_runner import module_runner
-from testbed import procs
-from testbed.cluster import bin_dir
 
 pytestmark = pytest.mark.testbed
 
@@ -65,26 +63,12 @@ def operator_catalog(testbed, tmp_path_factory):
     assert not rendered.get("failed"), rendered
     validated = run("catalog_validate", {"path": str(work / "catalog")})
     assert not validated.get("failed"), validated
-    # OLM v0 unpacks a bundle with an image through a Job, which needs a container runtime KWOK does not have. As for
-    # the testbed's own catalog (rendered from bundle directories, as `opm render <dir>` does), the image is left
-    # empty, so OLM installs from the olm.bundle.object properties catalog_render embedded.
-    path = work / "catalog" / "kubeforge-operator" / "catalog.yaml"
-    blobs = list(yaml.safe_load_all(path.read_text()))
+    blobs = list(yaml.safe_load_all((work / "catalog" / "kubeforge-operator" / "catalog.yaml").read_text()))
     bundles = [b for b in blobs if b["schema"] == "olm.bundle"]
     assert [b["image"] for b in bundles] == [BUNDLE_IMAGE] and any(p["type"] == "olm.bundle.object" for p in bundles[0]["properties"])
-    bundles[0]["image"] = ""
-    path.write_text(yaml.safe_dump_all(blobs, sort_keys=False))
-    port, pprof = procs.free_port(), procs.free_port()
-    record = procs.start(
-        "opm-kubeforge-operator",
-        [str(bin_dir() / "opm"), "serve", str(work / "catalog"), "-p", str(port), "-t", str(work / "termination-log"), f"--pprof-addr=127.0.0.1:{pprof}"],
-        work,
-    )
-    try:
-        wait("opm serve of the operator's catalog", lambda: procs.port_open(port), 60)
-        yield f"127.0.0.1:{port}"
-    finally:
-        procs.stop(record)
+    # Served with the image emptied: OLM v0 would unpack an image through a Job, which KWOK cannot run.
+    yield testbed.serve_catalog(work / "catalog")
+    testbed.stop_catalog()
 
 
 @pytest.fixture(scope="module")
