@@ -59,8 +59,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
-.PHONY: help venv env collection-link unit ruff format lint docs-lint sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test ee bench bench-olm bench-canary demo build clean distclean \
+.PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke test ee bench bench-olm bench-canary bench-operator demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -127,6 +127,32 @@ changelog-lint: venv ## Validate changelog fragments
 
 docs-lint: collection-link ## antsibull-docs: plugin docs and semantic markup (incl. doc fragments, through the modules using them)
 	cd $(COLLECTION_LINK) && $(VENV_BIN)/antsibull-docs lint-collection-docs --plugin-docs .
+
+# The documentation site: the Markdown guides of docs/ and the module, filter and role pages antsibull-docs generates
+# from the collection, assembled in $(DOCS_SRC) and built by Sphinx (config docs/conf.py) from scratch every time, so
+# that every warning fails the build (-W -n, nothing fetched from the network); then tests/docs/check_site.py loads it
+# in Debian's chromium, headless (installed here when missing, like testbed-deps' packages).
+DOCS_DIR := $(BUILD_DIR)/docs
+DOCS_SRC := $(DOCS_DIR)/src
+DOCS_HTML := $(DOCS_DIR)/html
+
+docs: collection-link ## Docs site (antsibull-docs + Sphinx, warnings are errors) into .build/docs/html, checked in headless chromium
+	@if ! command -v chromium >/dev/null; then \
+		sudo=""; if [ "$$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi; \
+		echo ">>> installing Debian's chromium for the docs site check"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium </dev/null; \
+	fi
+	@start=$$(date +%s); \
+	rm -rf $(DOCS_DIR); mkdir -p $(DOCS_SRC); chmod 700 $(DOCS_SRC); \
+	cp docs/*.md $(DOCS_SRC)/; \
+	echo ">>> antsibull-docs: module, filter and role pages"; \
+	$(VENV_BIN)/antsibull-docs collection --use-current --fail-on-error --dest-dir $(DOCS_SRC) \
+		$(COLLECTION_NAMESPACE).$(COLLECTION_NAME) >/dev/null; \
+	echo ">>> sphinx-build -W --keep-going -n -b html -c docs $(DOCS_SRC) $(DOCS_HTML)"; \
+	$(VENV_BIN)/sphinx-build -W --keep-going -n -q -b html -c docs $(DOCS_SRC) $(DOCS_HTML); \
+	$(PY) tests/docs/check_site.py $(DOCS_HTML); \
+	echo ">>> docs site built and checked in $$(( $$(date +%s) - start )) s: $(DOCS_HTML)/index.html"
 
 sanity-venv: $(SANITY_STAMP)
 
@@ -217,13 +243,14 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 	done
 
 # Cheap checks first so a failure shows up in seconds, the testbed last.
-test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, build, execution environment context, testbed build, smoke, molecule
+test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs site, build, execution environment context, testbed build, smoke, molecule
 	$(MAKE) selfcontained
 	$(MAKE) ruff
 	$(MAKE) unit
 	$(MAKE) sanity
 	$(MAKE) lint
 	$(MAKE) docs-lint
+	$(MAKE) docs
 	$(MAKE) build
 	$(MAKE) ee
 	$(MAKE) testbed-build
@@ -247,6 +274,10 @@ bench-olm: collection-link testbed-deps ## Benchmark olm_operator against kubern
 bench-canary: collection-link testbed-deps ## Benchmark daemonset_canary against the DaemonSet controller's rolling update on 100 and 1000 KWOK nodes (not a test)
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/canary/run.py --out $(BUILD_DIR)/bench/canary.json --markdown $(BUILD_DIR)/bench/canary.md $(BENCH_ARGS)
+
+bench-operator: collection-link testbed-deps ## Benchmark a no-op OperatorInstall reconcile: our role vs the operator-sdk scaffold way (kubernetes.core k8s tasks) on the testbed (not a test)
+	@mkdir -p $(BUILD_DIR)/bench
+	$(PY) benchmarks/operator/run.py --out $(BUILD_DIR)/bench/operator.json --markdown $(BUILD_DIR)/bench/operator.md $(BENCH_ARGS)
 
 demo: collection-link ## Build/start the testbed and run playbooks/demo.yml, then playbooks/demo_operator.yml
 	$(MAKE) testbed-build

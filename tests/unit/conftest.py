@@ -18,6 +18,7 @@ __metaclass__ = type
 import json
 
 import pytest
+from ansible.module_utils import _internal as ansible_internal
 from ansible.module_utils.common.warnings import _global_deprecations, _global_warnings
 from ansible.module_utils.testing import patch_module_args
 
@@ -30,6 +31,8 @@ def run_module(capsys):
         if diff:
             args = dict(args, _ansible_diff=True)
         # Ansible keeps warnings and deprecations in module-global lists: one module run must not see another's
+        # importing controller code (ansible.parsing, ansible.plugins, ...) sends module warnings to Display instead
+        assert not ansible_internal.is_controller, "an earlier test imported Ansible controller code"
         _global_warnings.clear()
         _global_deprecations.clear()
         with patch_module_args(args):
