@@ -1,25 +1,22 @@
-"""Our playbooks run the way AWX runs a job: ansible-runner on a private data directory laid out as AWX lays it out
-(project/, inventory/hosts, env/extravars with the survey answers, env/envvars with what the job's credential
-injects), authenticated with a real ServiceAccount token of the testbed - through AWX's built-in "OpenShift or
-Kubernetes API Bearer Token" credential, and through the kubeconfig credential type of awx/credential_types/.
+"""The job templates of awx/ run the way AWX runs a job (tests/awx_model.py, ported from AWX's source): the launch's
+survey answers checked against the survey and completed with its defaults, a private data directory with project/,
+inventory/hosts (the Demo Inventory's script), env/extravars (!unsafe, with AWX's meta variables), env/cmdline,
+env/settings and the credentials' files, then ansible_runner.interface.run with AWX's parameters (envvars,
+suppress_env_files, an event handler keeping the events). The cluster credential is a real ServiceAccount token of
+the testbed, injected as AWX's built-in "OpenShift or Kubernetes API Bearer Token" credential injects it, or a
+kubeconfig holding it, injected by the custom credential type of awx/credential_types/.
 
-The ServiceAccount gets the kubeforge-operator's ClusterRole (operator/config/rbac/role.yaml), not cluster-admin:
-the same least privilege serves AWX jobs and the operator.
+The ServiceAccount is bound to awx/rbac/clusterrole.yml and nothing else.
 """
 
 import base64
-import json
 import os
-import shutil
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
-import ansible_runner
 import pytest
 import yaml
-from jinja2 import Environment
+from awx_model import Job, inject_custom_credential, inject_kubernetes_bearer_token, strip_ansi, survey_form
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from module_runner import COLLECTIONS_DIR
@@ -27,40 +24,59 @@ from module_runner import COLLECTIONS_DIR
 pytestmark = pytest.mark.testbed
 
 ROOT = Path(__file__).resolve().parents[3]
+AWX = ROOT / "awx"
 # Unique per run: a namespace of an earlier run may still be terminating.
 SA_NAMESPACE, SA_NAME = "kubeforge-awx-" + os.urandom(3).hex(), "awx-job"
 CLUSTER_ROLE = SA_NAMESPACE + "-job"
+# Where the execution environment has its collections: this collection (built link) and kubernetes.core.
+EE_COLLECTIONS = [COLLECTIONS_DIR] + [p for p in sys.path if p.endswith("site-packages")]
 V1, V2 = "example.invalid/kubeforge/agent:v1", "example.invalid/kubeforge/agent:v2"
 
 
+class Unsafe(str):
+    """A string AWX wrote !unsafe."""
+
+
+class UnsafeLoader(yaml.SafeLoader):
+    pass
+
+
+UnsafeLoader.add_constructor("!unsafe", lambda loader, node: Unsafe(loader.construct_scalar(node)))
+
+
+def job_template(name):
+    return yaml.safe_load((AWX / "job_templates" / f"{name}.yml").read_text())
+
+
 @pytest.fixture(scope="module")
-def job_token(api, testbed):
-    """A token of a ServiceAccount bound to the operator's ClusterRole (what the three playbooks' roles call)."""
+def job_token(api):
+    """A 10-minute token (TokenRequest) of a ServiceAccount bound to awx/rbac/clusterrole.yml only."""
     core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
-    role = yaml.safe_load((ROOT / "operator" / "config" / "rbac" / "role.yaml").read_text())
+    role = yaml.safe_load((AWX / "rbac" / "clusterrole.yml").read_text())
     role["metadata"] = {"name": CLUSTER_ROLE}
-    for create in (
-        lambda: core.create_namespace({"metadata": {"name": SA_NAMESPACE}}),
-        lambda: core.create_namespaced_service_account(SA_NAMESPACE, {"metadata": {"name": SA_NAME}}),
-        lambda: rbac.create_cluster_role(role),
-        lambda: rbac.create_cluster_role_binding(
+    core.create_namespace({"metadata": {"name": SA_NAMESPACE}})
+    try:
+        core.create_namespaced_service_account(SA_NAMESPACE, {"metadata": {"name": SA_NAME}})
+        rbac.create_cluster_role(role)
+        rbac.create_cluster_role_binding(
             {
                 "metadata": {"name": CLUSTER_ROLE},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": CLUSTER_ROLE},
                 "subjects": [{"kind": "ServiceAccount", "name": SA_NAME, "namespace": SA_NAMESPACE}],
             }
-        ),
-    ):
-        try:
-            create()
-        except ApiException as exc:
-            assert exc.status == 409, exc
-    rbac.patch_cluster_role(CLUSTER_ROLE, {"rules": role["rules"]})
-    token = testbed.kubectl("create", "token", SA_NAME, "-n", SA_NAMESPACE, "--duration=1h").stdout.strip()
-    yield token
-    rbac.delete_cluster_role_binding(CLUSTER_ROLE)
-    rbac.delete_cluster_role(CLUSTER_ROLE)
-    core.delete_namespace(SA_NAMESPACE)
+        )
+        request = core.create_namespaced_service_account_token(SA_NAME, SA_NAMESPACE, {"spec": {"expirationSeconds": 600}})
+        yield request.status.token
+    finally:
+        for delete in (
+            lambda: rbac.delete_cluster_role_binding(CLUSTER_ROLE),
+            lambda: rbac.delete_cluster_role(CLUSTER_ROLE),
+            lambda: core.delete_namespace(SA_NAMESPACE),
+        ):
+            try:
+                delete()
+            except ApiException as exc:
+                assert exc.status == 404, exc
 
 
 def server_and_ca(testbed):
@@ -69,70 +85,66 @@ def server_and_ca(testbed):
     return cluster["server"], base64.b64decode(cluster["certificate-authority-data"]).decode()
 
 
-def private_data_dir(tmp_path, extra_vars):
-    """project/ (the repository's playbooks), inventory/hosts and env/extravars, as AWX writes them."""
-    pdd = tmp_path / "awx_job"
-    shutil.copytree(ROOT / "playbooks", pdd / "project" / "playbooks")
-    (pdd / "inventory").mkdir(parents=True)
-    (pdd / "inventory" / "hosts").write_text(f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}\n")
-    (pdd / "env").mkdir()
-    (pdd / "env" / "extravars").write_text(json.dumps(extra_vars))
-    return pdd
-
-
-def private_file(pdd, content):
-    """A 0600 file in env/, as AWX writes a credential's files (tempfile.mkstemp in the private data directory)."""
-    handle, path = tempfile.mkstemp(dir=pdd / "env")
-    with os.fdopen(handle, "w") as out:
-        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-        out.write(content)
-    return path
-
-
-def bearer_token_env(pdd, testbed, token):
-    """What AWX's "OpenShift or Kubernetes API Bearer Token" credential injects (verify_ssl with a CA)."""
+def bearer_token_inputs(testbed, token):
+    """The inputs of an "OpenShift or Kubernetes API Bearer Token" credential for the testbed."""
     server, ca = server_and_ca(testbed)
-    return {"K8S_AUTH_HOST": server, "K8S_AUTH_API_KEY": token, "K8S_AUTH_VERIFY_SSL": "True", "K8S_AUTH_SSL_CA_CERT": private_file(pdd, ca)}
+    return {"host": server, "bearer_token": token, "verify_ssl": True, "ssl_ca_cert": ca}
 
 
-def kubeconfig_credential_env(pdd, testbed, token):
-    """What the kubeconfig credential type injects, rendered from its injectors as AWX renders them."""
+def kubeconfig_inputs(testbed, token):
+    """The inputs of a kubeconfig credential (the custom type): the testbed's API server and CA, the token."""
     server, ca = server_and_ca(testbed)
-    kubeconfig = yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "c", "cluster": {"server": server, "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}],
-            "users": [{"name": "u", "user": {"token": token}}],
-            "contexts": [{"name": "job", "context": {"cluster": "c", "user": "u"}}],
-            "current-context": "job",
-        }
-    )
-    credential_type = yaml.safe_load((ROOT / "awx" / "credential_types" / "kubeconfig.yml").read_text())
-    inputs = {"kubeconfig": kubeconfig, "context": "job"}
-    env = Environment()
-    files = {key.split(".", 1)[1]: private_file(pdd, env.from_string(value).render(**inputs)) for key, value in credential_type["injectors"]["file"].items()}
-    tower = {"filename": files}
-    return {key: env.from_string(value).render(tower=tower, **inputs) for key, value in credential_type["injectors"]["env"].items()}
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "testbed", "cluster": {"server": server, "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}],
+        "users": [{"name": "awx-job", "user": {"token": token}}],
+        "contexts": [{"name": "awx-job@testbed", "context": {"cluster": "testbed", "user": "awx-job"}}],
+        "current-context": "awx-job@testbed",
+    }
+    return {"kubeconfig": yaml.safe_dump(kubeconfig)}
 
 
-def run_job(pdd, playbook, env, token):
-    site = [p for p in sys.path if p.endswith("site-packages")]
-    # PATH: the execution environment's ansible-playbook (this virtualenv's).
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    envvars = dict(env, ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([COLLECTIONS_DIR] + site), ANSIBLE_NOCOLOR="1", PATH=path)
-    (pdd / "env" / "envvars").write_text(json.dumps(envvars))
-    result = ansible_runner.run(private_data_dir=str(pdd), playbook=playbook, quiet=True, timeout=600)
-    stdout = result.stdout.read()
-    assert result.status == "successful" and result.rc == 0, stdout[-4000:]
-    events = list(result.events)
-    assert any(e["event"] == "playbook_on_stats" for e in events)
-    # The token is in env/ (and runner's own record of the command's environment), as in AWX, which deletes the
-    # directory after the job; never in what the job reports - its events and output, which AWX stores and shows.
-    reported = [p for p in (pdd / "artifacts").rglob("*") if p.is_file() and (p.parent.name == "job_events" or p.name == "stdout")]
-    assert reported and not any(token in p.read_text(errors="replace") for p in reported), "the token leaked into the job's events"
-    assert token not in stdout
-    return events
+def run_job(tmp_path, name, answers, credential, token, testbed, status="successful"):
+    """Launch job template `name` from its survey form filled with these answers, with one credential ("bearer" or
+    "kubeconfig"); assert what holds for every job that ends with this status; return its events."""
+    template = job_template(name)
+    job = Job(tmp_path, int.from_bytes(os.urandom(2), "big") + 1, template, ROOT, ["playbooks"], EE_COLLECTIONS)
+    try:
+        job.add_extra_vars(survey_form(template, answers))
+        inventory = job.add_inventory()
+        if credential == "bearer":
+            inject_kubernetes_bearer_token(bearer_token_inputs(testbed, token), job.env, job.private_data_dir)
+            assert Path(job.env["K8S_AUTH_SSL_CA_CERT"]).parent == Path(job.private_data_dir) / "env"
+            assert job.env["K8S_AUTH_VERIFY_SSL"] == "True"
+            credential_files = [os.path.relpath(job.env["K8S_AUTH_SSL_CA_CERT"], job.private_data_dir)]
+        else:
+            credential_type = yaml.safe_load((AWX / "credential_types" / "kubeconfig.yml").read_text())
+            extra = inject_custom_credential(credential_type, kubeconfig_inputs(testbed, token), job.env, job.private_data_dir)
+            assert extra == {} and set(job.env) == {"K8S_AUTH_KUBECONFIG"}, job.env
+            credential_files = [os.path.relpath(job.env["K8S_AUTH_KUBECONFIG"], job.private_data_dir)]
+        for path in credential_files:
+            assert (Path(job.private_data_dir) / path).stat().st_mode & 0o777 == 0o600
+
+        result, events, stdout = job.run(inventory)
+        assert result.status == status and (result.rc == 0) == (status == "successful"), strip_ansi(stdout)[-4000:]
+        (stats,) = [e["event_data"] for e in events if e["event"] == "playbook_on_stats"]
+        assert stats["ok"].get("localhost", 0) > 0 and not stats["dark"] and bool(stats["failures"]) == (status == "failed"), stats
+        # The play ran on extra variables as AWX writes them: the survey's answers and defaults, every string !unsafe.
+        extra_vars = yaml.load((Path(job.private_data_dir) / "env" / "extravars").read_text(), Loader=UnsafeLoader)
+        survey = {element["variable"] for element in template["survey_spec"]["spec"]}
+        assert survey <= set(extra_vars) and extra_vars["awx_job_id"] == job.job_id
+        assert all(isinstance(key, Unsafe) and isinstance(value, Unsafe) for key, value in extra_vars.items() if key in survey)
+        # The token is in no job event and no output (what AWX stores and shows). On disk, with AWX's parameters, it is
+        # in one 0600 file, deleted with the private data directory: the bearer token, injected as K8S_AUTH_API_KEY,
+        # in runner's record of the command and its environment (artifacts/<job id>/command); the kubeconfig's, in
+        # the credential's file only (the environment holds its path).
+        assert token not in stdout and not any(token in repr(event) for event in events), "the token leaked into the job's events"
+        expected = {f"artifacts/{job.job_id}/command"} if credential == "bearer" else set(credential_files)
+        assert set(job.files_containing(token)) == expected
+        return events
+    finally:
+        job.cleanup()
 
 
 def module_results(events, action):
@@ -146,8 +158,36 @@ def module_results(events, action):
     return results
 
 
+def test_the_job_token_is_not_cluster_admin(tmp_path, testbed, job_token):
+    """The token of the jobs below cannot read Secrets, delete namespaces, impersonate or escalate."""
+    server, ca = server_and_ca(testbed)
+    (tmp_path / "ca.crt").write_text(ca)
+    config = client.Configuration(host=server)
+    config.api_key = {"authorization": "Bearer " + job_token}
+    config.ssl_ca_cert = str(tmp_path / "ca.crt")
+    with client.ApiClient(config) as as_job:
+        authz = client.AuthorizationV1Api(as_job)
+
+        def allowed(**attributes):
+            review = authz.create_self_subject_access_review({"spec": {"resourceAttributes": attributes}})
+            return review.status.allowed
+
+        assert allowed(verb="patch", group="apps", resource="daemonsets", namespace="default")
+        for attributes in (
+            {"verb": "list", "resource": "secrets"},
+            {"verb": "get", "resource": "secrets", "namespace": "kube-system"},
+            {"verb": "delete", "resource": "namespaces"},
+            {"verb": "impersonate", "resource": "users"},
+            {"verb": "escalate", "group": "rbac.authorization.k8s.io", "resource": "clusterroles"},
+            {"verb": "bind", "group": "rbac.authorization.k8s.io", "resource": "clusterroles", "name": "cluster-admin"},
+            {"verb": "delete", "group": "apiextensions.k8s.io", "resource": "customresourcedefinitions"},
+        ):
+            assert not allowed(**attributes), attributes
+
+
 def test_install_operator_job_template(tmp_path, testbed, api, namespace, job_token):
-    client.CustomObjectsApi(api).create_namespaced_custom_object(
+    custom = client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object(
         "operators.coreos.com",
         "v1alpha1",
         namespace,
@@ -159,26 +199,39 @@ def test_install_operator_job_template(tmp_path, testbed, api, namespace, job_to
             "spec": {"sourceType": "grpc", "address": testbed.catalog_address},
         },
     )
-    survey = {
+    # The survey's answers; channel, catalog namespace and state keep the form's defaults (default channel, the
+    # operator's namespace, present).
+    answers = {
         "olm_operator_package": "kube-demo",
         "olm_operator_namespace": namespace,
         "olm_operator_catalog": "testbed-catalog",
-        "olm_operator_catalog_namespace": "",
-        "olm_operator_channel": "stable",
         "olm_operator_version": "0.0.1",
-        "olm_operator_state": "present",
     }
-    pdd = private_data_dir(tmp_path, survey)
-    events = run_job(pdd, "playbooks/install_operator.yml", bearer_token_env(pdd, testbed, job_token), job_token)
+    events = run_job(tmp_path, "install_operator", answers, "bearer", job_token, testbed)
     (result,) = module_results(events, "kubeforge.operators.olm_operator")
-    assert result["installed_csv"] == "kube-demo.v0.0.1" and result["phase"] == "Succeeded", result
-    csv = client.CustomObjectsApi(api).get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "clusterserviceversions", "kube-demo.v0.0.1")
+    assert result["changed"] and result["installed_csv"] == "kube-demo.v0.0.1" and result["phase"] == "Succeeded", result
+    csv = custom.get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "clusterserviceversions", "kube-demo.v0.0.1")
     assert csv["status"]["phase"] == "Succeeded"
+    subscription = custom.get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "subscriptions", "kube-demo")
+    assert subscription["spec"]["source"] == "testbed-catalog" and subscription["spec"]["installPlanApproval"] == "Manual"
 
-    pdd = private_data_dir(tmp_path / "absent", dict(survey, olm_operator_state="absent"))
-    events = run_job(pdd, "playbooks/install_operator.yml", bearer_token_env(pdd, testbed, job_token), job_token)
+    events = run_job(tmp_path, "install_operator", dict(answers, olm_operator_state="absent"), "bearer", job_token, testbed)
     (removed,) = module_results(events, "kubeforge.operators.olm_operator")
     assert removed["changed"] and removed["removed"]["subscription"] == "kube-demo", removed
+    with pytest.raises(ApiException) as missing:
+        custom.get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "subscriptions", "kube-demo")
+    assert missing.value.status == 404
+
+
+def test_a_rejected_token_fails_the_job_without_showing_it(tmp_path, testbed, namespace):
+    """The credential is what the job authenticates with: a token the API server does not know fails the job with
+    the server's answer, and the job's events do not show that token either."""
+    token = "kubeforge-" + os.urandom(16).hex()
+    answers = {"canary_rollout_name": "agent", "canary_rollout_namespace": namespace, "survey_container": "agent", "survey_image": V2}
+    events = run_job(tmp_path, "canary_rollout", answers, "bearer", token, testbed, status="failed")
+    failed = {e["event_data"]["resolved_action"]: e["event_data"]["res"]["msg"] for e in events if e["event"] == "runner_on_failed"}
+    assert failed["kubeforge.operators.daemonset_canary"] == "Failed to get DaemonSet agent: Unauthorized", failed
+    assert failed["ansible.builtin.fail"].startswith(f"canary_rollout: rollout of DaemonSet {namespace}/agent failed"), failed
 
 
 def scc_object(name):
@@ -206,30 +259,44 @@ def scc_object(name):
 
 
 def test_scc_relax_job_template_with_both_credentials(tmp_path, testbed, api, namespace, job_token):
-    """Granted through the bearer-token credential, taken back through the kubeconfig credential type."""
-    name = "kf-awx-" + os.urandom(3).hex()
-    custom = client.CustomObjectsApi(api)
-    custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))
+    """Granted through the bearer-token credential, taken back through the kubeconfig credential type. The SCC is
+    one of the survey's choices (nonroot-v2), created here as the testbed has no default SCCs."""
+    custom, rbac = client.CustomObjectsApi(api), client.RbacAuthorizationV1Api(api)
+    name = "nonroot-v2"
+    binding_name = f"system:openshift:scc:{name}"
+    created, role_existed = False, True
     try:
-        survey = {"survey_scc": name, "survey_namespace": namespace, "survey_service_accounts": "app, worker", "scc_relax_state": "present"}
-        pdd = private_data_dir(tmp_path, survey)
-        events = run_job(pdd, "playbooks/scc_relax.yml", bearer_token_env(pdd, testbed, job_token), job_token)
+        rbac.read_cluster_role(binding_name)
+    except ApiException as exc:
+        assert exc.status == 404, exc
+        role_existed = False
+    try:
+        custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))
+        created = True
+    except ApiException as exc:
+        assert exc.status == 409, exc
+    try:
+        answers = {"survey_scc": name, "survey_namespace": namespace, "survey_service_accounts": "app, worker"}
+        events = run_job(tmp_path, "scc_relax", answers, "bearer", job_token, testbed)
         (granted,) = module_results(events, "kubeforge.operators.scc_access")
         assert granted["changed"] and granted["binding"]["namespace"] == namespace, granted
-        binding = client.RbacAuthorizationV1Api(api).read_namespaced_role_binding(f"system:openshift:scc:{name}", namespace)
-        assert sorted(s.name for s in binding.subjects) == ["app", "worker"]
+        binding = rbac.read_namespaced_role_binding(binding_name, namespace)
+        assert binding.role_ref.name == binding_name and sorted(s.name for s in binding.subjects) == ["app", "worker"]
 
-        pdd = private_data_dir(tmp_path / "absent", dict(survey, scc_relax_state="absent"))
-        env = kubeconfig_credential_env(pdd, testbed, job_token)
-        assert Path(env["K8S_AUTH_KUBECONFIG"]).stat().st_mode & 0o777 == 0o600 and env["K8S_AUTH_CONTEXT"] == "job"
-        events = run_job(pdd, "playbooks/scc_relax.yml", env, job_token)
+        events = run_job(tmp_path, "scc_relax", dict(answers, scc_relax_state="absent"), "kubeconfig", job_token, testbed)
         (revoked,) = module_results(events, "kubeforge.operators.scc_access")
         assert revoked["changed"] and revoked["binding"] is None, revoked
-        with pytest.raises(ApiException):
-            client.RbacAuthorizationV1Api(api).read_namespaced_role_binding(f"system:openshift:scc:{name}", namespace)
+        with pytest.raises(ApiException) as missing:
+            rbac.read_namespaced_role_binding(binding_name, namespace)
+        assert missing.value.status == 404
     finally:
-        custom.delete_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", name)
-        client.RbacAuthorizationV1Api(api).delete_cluster_role(f"system:openshift:scc:{name}")
+        if created:
+            custom.delete_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", name)
+        if not role_existed:  # the grant created system:openshift:scc:nonroot-v2, as `oc adm policy` would
+            try:
+                rbac.delete_cluster_role(binding_name)
+            except ApiException as exc:
+                assert exc.status == 404, exc
 
 
 def test_canary_rollout_job_template(tmp_path, testbed, api, namespace, job_token):
@@ -245,15 +312,12 @@ def test_canary_rollout_job_template(tmp_path, testbed, api, namespace, job_toke
             },
         },
     )
-    survey = {
-        "canary_rollout_name": "agent",
-        "canary_rollout_namespace": namespace,
-        "survey_container": "agent",
-        "survey_image": V2,
-        "canary_rollout_on_failure": "halt",
-    }
-    pdd = private_data_dir(tmp_path, survey)
-    events = run_job(pdd, "playbooks/canary_rollout.yml", bearer_token_env(pdd, testbed, job_token), job_token)
+    answers = {"canary_rollout_name": "agent", "canary_rollout_namespace": namespace, "survey_container": "agent", "survey_image": V2}
+    events = run_job(tmp_path, "canary_rollout", answers, "kubeconfig", job_token, testbed)
     (result,) = module_results(events, "kubeforge.operators.daemonset_canary")
-    assert result["phase"] == "done" and result["updated_number_scheduled"] == result["desired_number_scheduled"] > 0, result
-    assert apps.read_namespaced_daemon_set("agent", namespace).spec.template.spec.containers[0].image == V2
+    assert result["changed"] and result["phase"] == "done", result
+    assert result["updated_number_scheduled"] == result["desired_number_scheduled"] > 0, result
+    daemon_set = apps.read_namespaced_daemon_set("agent", namespace)
+    assert daemon_set.spec.template.spec.containers[0].image == V2
+    assert daemon_set.status.updated_number_scheduled == daemon_set.status.desired_number_scheduled > 0
+    assert daemon_set.spec.update_strategy.type == "RollingUpdate"

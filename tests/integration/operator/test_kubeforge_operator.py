@@ -99,6 +99,7 @@ def installed_operator(testbed, api, kubeconfig, operator_catalog, tmp_path_fact
     yield result
     removed = run("olm_operator", dict(args, state="absent"))
     assert not removed.get("failed"), removed
+    custom.delete_namespaced_custom_object("operators.coreos.com", "v1alpha1", OPERATOR_NS, "catalogsources", "kubeforge-operator-catalog")
 
 
 @pytest.fixture(scope="module")
