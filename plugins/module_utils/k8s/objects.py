@@ -218,14 +218,22 @@ def patch_with_warnings(client, resource, name, patch, namespace=None, dry_run=F
     return json.loads(response.data.decode("utf-8")), warnings
 
 
-def delete_object(client, resource, name, namespace=None, propagation_policy=None):
-    """Delete an object if it exists. ``after`` is None (or the object, if it is only being finalized)."""
+def delete_object(client, resource, name, namespace=None, propagation_policy=None, resource_version=None):
+    """Delete an object if it exists. ``after`` is None (or the object, if it is only being finalized).
+
+    With ``resource_version`` the API server deletes only that version of the object (409 otherwise): the caller
+    decided on what it read, which a concurrent writer may have changed since."""
     before = get_object(client, resource, name, namespace)
     if before is None:
         return Result(False, None, None)
     params = {"name": name, "namespace": namespace}
+    options = {}
     if propagation_policy:
-        params["body"] = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation_policy}
+        options["propagationPolicy"] = propagation_policy
+    if resource_version:
+        options["preconditions"] = {"resourceVersion": resource_version}
+    if options:
+        params["body"] = dict(options, apiVersion="v1", kind="DeleteOptions")
     try:
         response = to_dict(client.delete(resource, **params))
     except NotFoundError:

@@ -154,7 +154,8 @@ def apply(client, params, check_mode):
 def _write_binding(client, bindings, before, binding, namespace):
     name = access.binding_name_of(binding or before)
     if binding is None:
-        delete_object(client, bindings, name, namespace)
+        # Only the version read: a subject added meanwhile makes the delete fail (409) and the loop read again.
+        delete_object(client, bindings, name, namespace, resource_version=before["metadata"]["resourceVersion"])
     elif before is None:
         create_object(client, bindings, binding)
     else:

@@ -287,6 +287,8 @@ def test_scc_grant_create_change_delete(api, namespace, scc_name, kubeforge_oper
     assert not can_use(api, namespace, "other", scc_name)
     bindings = client.RbacAuthorizationV1Api(api).list_namespaced_role_binding(namespace).items
     assert [b.metadata.name for b in bindings if scc_name in b.metadata.name] == [], "the binding goes with its last subject"
+    # watches.yaml's blacklist: every read reached the API server, none came from the proxy's lagging cache
+    assert "Read object from cache" not in kubeforge_operator.log_text()
 
 
 # ------------------------------------------------------------------------------------------------------ CanaryRollout

@@ -142,6 +142,13 @@ def test_delete(dry_run):
     assert (params.get("dry_run") == "All") is dry_run
 
 
+def test_delete_of_one_version_sends_the_precondition():
+    resource = FakeResource(existing=cm({"a": "1"}), response={"kind": "Status", "status": "Success"})
+    objects.delete_object(client(False), resource, "cfg", namespace="ns", resource_version="42")
+    [(verb, params)] = resource.mutations()
+    assert params["body"]["preconditions"] == {"resourceVersion": "42"} and "propagationPolicy" not in params["body"]
+
+
 def test_delete_with_finalizers_returns_terminating_object():
     terminating = cm({"a": "1"}, deletionTimestamp="2026-11-21T00:00:00Z", finalizers=["x"])
     resource = FakeResource(existing=cm({"a": "1"}), response=terminating)

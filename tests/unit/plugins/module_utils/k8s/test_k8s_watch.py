@@ -275,8 +275,8 @@ def test_undecodable_stream_relists(clock, watchers):
 
 
 def test_undecodable_streams_in_a_row_fail(clock, watchers):
-    streams = [[TypeError("bad stream")] for _ in range(kf_watch.MALFORMED_STREAMS + 1)]
-    resource = FakeResource(clock, [listing([obj("IDLE")]) for _ in streams], streams)
+    streams = [[TypeError("bad stream")] for attempt in range(kf_watch.MALFORMED_STREAMS + 1)]
+    resource = FakeResource(clock, [listing([obj("IDLE")]) for stream in streams], streams)
     with pytest.raises(K8sError, match="bad stream"):
         run(resource, clock, watchers, timeout=600)
     assert len(resource.watch_calls) == kf_watch.MALFORMED_STREAMS + 1
