@@ -30,10 +30,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import TRANSIENT_SECONDS, Source, observe, transient_error
 
-COMPONENT = "kubeforge.operators"
 # Time-based decisions (canary_timeout, rollout_timeout, minReadySeconds) are re-checked this often without events.
 RECHECK_SECONDS = 2
 # A decision reads every pod of the DaemonSet (milliseconds for a thousand): while events stream in, the next one
@@ -203,29 +203,9 @@ class Rollout:
         return True
 
     def record(self, ds, event):
-        meta = ds.get("metadata") or {}
-        now = canary.format_time(time.time())
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{self.name}.", "namespace": self.namespace},
-            "involvedObject": {
-                "apiVersion": "apps/v1",
-                "kind": "DaemonSet",
-                "name": self.name,
-                "namespace": self.namespace,
-                "uid": meta.get("uid"),
-            },
-            "reason": event.reason,
-            "message": event.message[:1024],
-            "type": event.type,
-            "source": {"component": COMPONENT},
-            "reportingComponent": COMPONENT,
-            "reportingInstance": COMPONENT,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        uid = (ds.get("metadata") or {}).get("uid")
+        involved = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": self.name, "namespace": self.namespace, "uid": uid}}
+        body = event_body(involved, event.type, event.reason, event.message, time.time())
         self.events.append({"type": event.type, "reason": event.reason, "message": event.message})
         self.unsent.append((event.reason, body))
         self.send_events()

@@ -13,14 +13,13 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dry_run_params, dynamic_client, find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile import conditions as planner
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile.conditions import StatusError
 
-COMPONENT = "kubeforge-operators"
 CONFLICT_RETRIES = 5
-EVENT_MESSAGE_MAX = 1024
 
 
 def target(resource):
@@ -79,33 +78,11 @@ def write(client, params, check_mode):
 
 def _record(client, obj, changed):
     """One Event per condition transition, on the resource; a failure to record is a warning, not a failure."""
-    meta = obj["metadata"]
     events, warnings = [], []
     event_resource = find_resource(client, "Event", "v1")
     for condition in changed:
-        now = format_time(time.time())
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta.get("namespace") or "default"},
-            "involvedObject": {
-                "apiVersion": obj["apiVersion"],
-                "kind": obj["kind"],
-                "name": meta["name"],
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "type": planner.event_type(condition),
-            "reason": condition["reason"],
-            "message": f"{condition['type']}={condition['status']}: {condition.get('message') or condition['reason']}"[:EVENT_MESSAGE_MAX],
-            "source": {"component": COMPONENT},
-            "reportingComponent": COMPONENT,
-            "reportingInstance": COMPONENT,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        message = f"{condition['type']}={condition['status']}: {condition.get('message') or condition['reason']}"
+        body = event_body(obj, planner.event_type(condition), condition["reason"], message, time.time())
         try:
             create_object(client, event_resource, body, body["metadata"]["namespace"])
         except K8sError as exc:

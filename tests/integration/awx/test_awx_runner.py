@@ -20,6 +20,7 @@ from awx_model import Job, inject_custom_credential, inject_kubernetes_bearer_to
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from module_runner import COLLECTIONS_DIR
+from scc_testlib import scc_object
 
 pytestmark = pytest.mark.testbed
 
@@ -234,30 +235,6 @@ def test_a_rejected_token_fails_the_job_without_showing_it(tmp_path, testbed, na
     assert failed["ansible.builtin.fail"].startswith(f"canary_rollout: rollout of DaemonSet {namespace}/agent failed"), failed
 
 
-def scc_object(name):
-    return {
-        "apiVersion": "security.openshift.io/v1",
-        "kind": "SecurityContextConstraints",
-        "metadata": {"name": name},
-        "allowHostDirVolumePlugin": False,
-        "allowHostIPC": False,
-        "allowHostNetwork": False,
-        "allowHostPID": False,
-        "allowHostPorts": False,
-        "allowPrivilegedContainer": False,
-        "allowedCapabilities": None,
-        "defaultAddCapabilities": None,
-        "priority": None,
-        "readOnlyRootFilesystem": False,
-        "requiredDropCapabilities": ["MKNOD"],
-        "runAsUser": {"type": "MustRunAsNonRoot"},
-        "seLinuxContext": {"type": "MustRunAs"},
-        "users": [],
-        "groups": [],
-        "volumes": ["configMap", "emptyDir", "secret"],
-    }
-
-
 def test_scc_relax_job_template_with_both_credentials(tmp_path, testbed, api, namespace, job_token):
     """Granted through the bearer-token credential, taken back through the kubeconfig credential type. The SCC is
     one of the survey's choices (nonroot-v2), created here as the testbed has no default SCCs."""
@@ -271,7 +248,7 @@ def test_scc_relax_job_template_with_both_credentials(tmp_path, testbed, api, na
         assert exc.status == 404, exc
         role_existed = False
     try:
-        custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))
+        custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name, run_as_user="MustRunAsNonRoot"))
         created = True
     except ApiException as exc:
         assert exc.status == 409, exc

@@ -14,6 +14,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from module_runner import module_runner
+from scc_testlib import scc_object
 
 pytestmark = pytest.mark.testbed
 
@@ -220,30 +221,6 @@ def test_spec_values_are_never_templated(api, namespace, testbed, kubeforge_oper
 
 
 # ----------------------------------------------------------------------------------------------------------- SCCGrant
-
-
-def scc_object(name):
-    return {
-        "apiVersion": "security.openshift.io/v1",
-        "kind": "SecurityContextConstraints",
-        "metadata": {"name": name},
-        "allowHostDirVolumePlugin": False,
-        "allowHostIPC": False,
-        "allowHostNetwork": False,
-        "allowHostPID": False,
-        "allowHostPorts": False,
-        "allowPrivilegedContainer": False,
-        "allowedCapabilities": None,
-        "defaultAddCapabilities": None,
-        "priority": None,
-        "readOnlyRootFilesystem": False,
-        "requiredDropCapabilities": ["MKNOD"],
-        "runAsUser": {"type": "RunAsAny"},
-        "seLinuxContext": {"type": "MustRunAs"},
-        "users": [],
-        "groups": [],
-        "volumes": ["configMap", "emptyDir", "secret"],
-    }
 
 
 def can_use(api, namespace, service_account, scc):

@@ -10,32 +10,9 @@ import os
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from scc_testlib import scc_object
 
 pytestmark = pytest.mark.testbed
-
-
-def scc_object(name, users=()):
-    return {
-        "apiVersion": "security.openshift.io/v1",
-        "kind": "SecurityContextConstraints",
-        "metadata": {"name": name},
-        "allowHostDirVolumePlugin": False,
-        "allowHostIPC": False,
-        "allowHostNetwork": False,
-        "allowHostPID": False,
-        "allowHostPorts": False,
-        "allowPrivilegedContainer": False,
-        "allowedCapabilities": None,
-        "defaultAddCapabilities": None,
-        "priority": None,
-        "readOnlyRootFilesystem": False,
-        "requiredDropCapabilities": ["MKNOD"],
-        "runAsUser": {"type": "RunAsAny"},
-        "seLinuxContext": {"type": "MustRunAs"},
-        "users": list(users),
-        "groups": [],
-        "volumes": ["configMap", "emptyDir", "secret"],
-    }
 
 
 @pytest.fixture

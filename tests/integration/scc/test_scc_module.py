@@ -11,6 +11,7 @@ import os
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from scc_testlib import scc_object
 
 pytestmark = pytest.mark.testbed
 
@@ -105,25 +106,7 @@ def test_create_check_mode_diff_idempotence_update_and_remove(run_module, kubeco
 def test_only_our_sccs_are_changed_or_deleted(run_module, kubeconfig, sccs):
     make, custom = sccs
     name = make("kf-foreign")
-    foreign = {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "SecurityContextConstraints",
-        "metadata": {"name": name},
-        "allowHostDirVolumePlugin": False,
-        "allowHostIPC": False,
-        "allowHostNetwork": False,
-        "allowHostPID": False,
-        "allowHostPorts": False,
-        "allowPrivilegedContainer": False,
-        "allowedCapabilities": None,
-        "defaultAddCapabilities": None,
-        "priority": None,
-        "readOnlyRootFilesystem": False,
-        "requiredDropCapabilities": ["MKNOD"],
-        "runAsUser": {"type": "RunAsAny"},
-        "seLinuxContext": {"type": "MustRunAs"},
-        "volumes": ["configMap"],
-    }
+    foreign = scc_object(name, volumes=["configMap"])
     custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, foreign)
     before = read(custom, name)
     for state in ("present", "absent"):

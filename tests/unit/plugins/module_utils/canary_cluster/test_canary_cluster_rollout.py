@@ -170,7 +170,7 @@ def test_events_are_recorded_on_the_daemonset():
     glue.run(client, params(), False)
     (event,) = client.objects["Event"]
     assert event["involvedObject"] == {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "namespace": NS, "uid": "ds-uid"}
-    assert (event["type"], event["reason"], event["source"]) == ("Normal", "CanaryStarted", {"component": glue.COMPONENT})
+    assert (event["type"], event["reason"], event["source"]) == ("Normal", "CanaryStarted", {"component": "kubeforge.operators"})
 
 
 # ------------------------------------------------------------------------------------------- check mode
