@@ -236,9 +236,14 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 	if [ $$started = 1 ]; then trap '$(TESTBED) down' EXIT; fi; \
 	$(TESTBED) up >/dev/null; \
 	vars="$$($(TESTBED) ansible-vars)"; \
+	mkdir -p .build/molecule; \
 	for s in $(MOLECULE_SCENARIOS); do \
-		echo ">>> molecule test -s $$s"; start=$$(date +%s); \
-		KUBEFORGE_TESTBED_VARS="$$vars" MOLECULE_GLOB='molecule/*/molecule.yml' $(VENV)/bin/molecule test -s "$$s"; \
+		echo ">>> molecule test -s $$s"; start=$$(date +%s); log=.build/molecule/$$s.log; \
+		if ! KUBEFORGE_TESTBED_VARS="$$vars" MOLECULE_GLOB='molecule/*/molecule.yml' $(VENV)/bin/molecule test -s "$$s" 2>&1 | tee "$$log"; then \
+			echo ">>> molecule scenario $$s failed; the failed tasks again (whole output: $$log):"; \
+			sed 's/\x1b\[[0-9;]*m//g' "$$log" | grep -B3 -A40 -E '\[ERROR\]|FAILED!' | tail -150 || tail -40 "$$log"; \
+			exit 1; \
+		fi; \
 		echo ">>> molecule scenario $$s passed in $$(( $$(date +%s) - start )) s"; \
 	done
 

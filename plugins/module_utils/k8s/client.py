@@ -15,6 +15,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient, get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 
 try:
@@ -51,7 +52,11 @@ def get_client(module=None, **auth):
         raise
     except CoreException as exc:
         raise K8sError(str(exc)) from exc
-    except Exception as exc:  # kubeconfig parse errors, missing files, ...
+    except Exception as exc:  # kubeconfig parse errors, missing files, API errors of the first discovery, ...
+        status = api_error_status(exc)
+        if status is not None:
+            # str() of the client's API error carries the response headers, body and a traceback: keep the reason.
+            raise K8sError(f"Could not create API client: the API server answered {status}: {api_error_message(exc)}", status=status) from exc
         raise K8sError(f"Could not create API client: {exc}") from exc
 
 

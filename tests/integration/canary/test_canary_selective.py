@@ -6,8 +6,10 @@ canary_rollout role passing both through. Node labels set here are removed at th
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 from test_daemonset_canary import CRASHLOOP, NODES, PREFIX, V1, V2, canary_annotations, create_daemonset, daemonset, pods_by_image, wait_settled
 
@@ -334,3 +336,27 @@ def test_the_role_passes_the_selector_and_the_operator_condition(run_playbook, k
     assert done["phase"] == "done" and done["operator_condition"]["upgradeable"]["reason"] == "CanaryRolloutCompleted", done
     assert spec_upgradeable(api, namespace, "kubeforge-op.v1")["status"] == "True"
     assert set(pods_by_image(api, namespace, "agent")) == {V2}
+
+
+def test_the_role_reports_a_rejected_token_in_a_few_lines(run_playbook, kubeconfig, namespace, tmp_path):
+    """An expired or wrong token: every read of the role's diagnosis fails like the rollout; the message keeps the
+    API server's reason instead of the client's headers and traceback."""
+    config = yaml.safe_load(Path(kubeconfig).read_text())
+    config["users"] = [{"name": "rejected", "user": {"token": "not-a-token-the-api-server-knows"}}]
+    for context in config["contexts"]:
+        context["context"]["user"] = "rejected"
+    rejected = tmp_path / "rejected.kubeconfig"
+    rejected.write_text(yaml.safe_dump(config))
+    extra = {
+        "canary_rollout_kubeconfig": str(rejected),
+        "canary_rollout_name": "agent",
+        "canary_rollout_namespace": namespace,
+        "canary_rollout_images": {"agent": V2},
+    }
+    returncode, output = run_playbook(ROLE_PLAYBOOK, dict(extra, result_file=str(tmp_path / "unused.json")))
+    assert returncode != 0, output
+    assert f"canary_rollout: rollout of DaemonSet {namespace}/agent failed" in output, output
+    assert "answered 401: Unauthorized" in output and "DaemonSet: could not be read" in output, output
+    assert "DaemonSet: not found" not in output, output
+    assert "Traceback" not in output and "traceback" not in output and "HTTP response headers" not in output, output
+    assert "not-a-token-the-api-server-knows" not in output, output

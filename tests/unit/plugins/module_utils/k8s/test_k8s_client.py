@@ -5,7 +5,8 @@ from unittest import mock
 import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as core_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
-from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import ResourceNotFoundError, UnauthorizedError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import client as kf_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
@@ -120,6 +121,25 @@ def test_get_client_enables_server_side_dry_run_in_check_mode(monkeypatch, kubec
 def test_get_client_wraps_config_errors(fake_module, tmp_path):
     with pytest.raises(K8sError):
         kf_client.get_client(fake_module({"kubeconfig": str(tmp_path / "missing")}))
+
+
+def test_get_client_keeps_the_api_servers_reason_of_a_rejected_discovery(monkeypatch, kubeconfig_file, fake_module):
+    # What kubernetes' dynamic client raises when the first discovery request gets a 401 (a token the API server
+    # does not accept): its str() holds the response headers, the body and the original traceback.
+    rejected = ApiException(status=401, reason="Unauthorized")
+    rejected.headers = {"Audit-Id": "c0ffee", "Content-Type": "application/json"}
+    rejected.body = '{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+    error = UnauthorizedError(rejected, tb='  File "client.py", line 54, in inner')
+    assert "HTTP response headers" in str(error) and "Original traceback" in str(error)
+
+    def create_api_client(configuration, **headers):
+        raise error
+
+    monkeypatch.setattr(core_client, "create_api_client", create_api_client)
+    with pytest.raises(K8sError) as caught:
+        kf_client.get_client(fake_module({"kubeconfig": kubeconfig_file}))
+    assert str(caught.value) == "Could not create API client: the API server answered 401: Unauthorized"
+    assert caught.value.status == 401 and caught.value.failure_fields() == {"status": 401}
 
 
 class FakeDiscoverer:
