@@ -124,10 +124,11 @@ def ansible_env(tmp_path):
 
 @pytest.fixture
 def run_playbook(tmp_path):
-    """``run_playbook(text, extra_vars) -> (returncode, output)``: ansible-playbook of the venv on localhost, with
-    this collection and kubernetes.core on the collections path and the variables passed as a JSON file."""
+    """``run_playbook(text, extra_vars, env=None) -> (returncode, output)``: ansible-playbook of the venv on
+    localhost, with this collection and kubernetes.core on the collections path, the variables passed as a JSON
+    file and ``env`` added to the environment."""
 
-    def run(text, extra_vars, timeout=300):
+    def run(text, extra_vars, timeout=300, env=None):
         playbook = tmp_path / "play.yml"
         playbook.write_text(text)
         (tmp_path / "vars.json").write_text(json.dumps(dict(extra_vars, ansible_python_interpreter=sys.executable)))
@@ -144,7 +145,7 @@ def run_playbook(tmp_path):
             ],
             capture_output=True,
             text=True,
-            env=ansible_env(tmp_path),
+            env=dict(ansible_env(tmp_path), **(env or {})),
             timeout=timeout,
             check=False,
         )

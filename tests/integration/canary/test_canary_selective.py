@@ -338,9 +338,23 @@ def test_the_role_passes_the_selector_and_the_operator_condition(run_playbook, k
     assert set(pods_by_image(api, namespace, "agent")) == {V2}
 
 
+READ_DAEMONSETS_PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Read the DaemonSets (fills the discovery cache)
+      kubernetes.core.k8s_info:
+        kubeconfig: "{{ kubeconfig }}"
+        kind: DaemonSet
+        namespace: "{{ namespace }}"
+"""
+
+
 def test_the_role_reports_a_rejected_token_in_a_few_lines(run_playbook, kubeconfig, namespace, tmp_path):
-    """An expired or wrong token: every read of the role's diagnosis fails like the rollout; the message keeps the
-    API server's reason instead of the client's headers and traceback."""
+    """An expired or wrong token: the rollout and every read of the role's diagnosis fail; the message keeps the API
+    server's reason instead of the client's headers, body and traceback. kubernetes.core keeps its discovery cache
+    in the temp dir: with an empty one the token is rejected while the client is created, with a filled one at the
+    first request."""
     config = yaml.safe_load(Path(kubeconfig).read_text())
     config["users"] = [{"name": "rejected", "user": {"token": "not-a-token-the-api-server-knows"}}]
     for context in config["contexts"]:
@@ -352,11 +366,22 @@ def test_the_role_reports_a_rejected_token_in_a_few_lines(run_playbook, kubeconf
         "canary_rollout_name": "agent",
         "canary_rollout_namespace": namespace,
         "canary_rollout_images": {"agent": V2},
+        "result_file": str(tmp_path / "unused.json"),
     }
-    returncode, output = run_playbook(ROLE_PLAYBOOK, dict(extra, result_file=str(tmp_path / "unused.json")))
-    assert returncode != 0, output
-    assert f"canary_rollout: rollout of DaemonSet {namespace}/agent failed" in output, output
-    assert "answered 401: Unauthorized" in output and "DaemonSet: could not be read" in output, output
-    assert "DaemonSet: not found" not in output, output
-    assert "Traceback" not in output and "traceback" not in output and "HTTP response headers" not in output, output
-    assert "not-a-token-the-api-server-knows" not in output, output
+    env = {"TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+
+    def fails_readably(expected):
+        returncode, output = run_playbook(ROLE_PLAYBOOK, extra, env=env)
+        assert returncode != 0, output
+        assert f"canary_rollout: rollout of DaemonSet {namespace}/agent failed, phase -: {expected}" in output, output
+        assert "DaemonSet: could not be read" in output and "DaemonSet: not found" not in output, output
+        assert "Traceback" not in output and "traceback" not in output and "HTTP response headers" not in output, output
+        assert "not-a-token-the-api-server-knows" not in output, output
+        return output
+
+    fails_readably("Could not create API client: the API server answered 401: Unauthorized")
+
+    returncode, output = run_playbook(READ_DAEMONSETS_PLAYBOOK, {"kubeconfig": kubeconfig, "namespace": namespace}, env=env)
+    assert returncode == 0, output
+    assert "DaemonSet: could not be read: Unauthorized\n" in fails_readably("Failed to get DaemonSet agent: Unauthorized")
