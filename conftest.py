@@ -15,3 +15,6 @@ if _COLLECTIONS not in sys.path:
 _TESTS = os.path.join(_ROOT, "tests")
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+# Fixtures more than one test directory uses (tests/lib/fixtures.py); pytest accepts pytest_plugins only here.
+pytest_plugins = ["lib.fixtures"]

@@ -186,7 +186,7 @@ def timed_run(argv, env, timeout):
     }
 
 
-def run_module(module, args, workdir, env, python, timeout=900, prefix=()):
+def run_module_subprocess_timed(module, args, workdir, env, python, timeout=900, prefix=()):
     """One module as Ansible runs it locally (args file, JSON result on stdout); returns timing and result.
 
     ``prefix``: interpreter options before ``-m`` (e.g. ``("-m", "cProfile", "-o", FILE)`` to profile the run).

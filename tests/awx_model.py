@@ -485,6 +485,11 @@ class Job:
         control_path = os.path.join(self.private_data_dir, "cp")
         os.mkdir(control_path, 0o700)
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = control_path
+        # Every job runs in a new execution-environment container, whose /tmp starts empty: so does kubernetes.core's
+        # API discovery cache there, whatever other jobs (or tests running beside this one) cached.
+        tmp = os.path.join(self.private_data_dir, "tmp")
+        os.mkdir(tmp, 0o700)
+        env["TMPDIR"] = tmp
         # requirements_collections / requirements_roles (the project's requirements, none here), then the EE's paths.
         collections = os.pathsep.join([os.path.join(self.private_data_dir, "requirements_collections")] + list(self.collections))
         env.update(ANSIBLE_COLLECTIONS_PATHS=collections, ANSIBLE_COLLECTIONS_PATH=collections)

@@ -50,7 +50,7 @@ from benchlib import (  # noqa: E402
     module_env,
     rel,
     requests_since,
-    run_module,
+    run_module_subprocess_timed,
     timed_run,
     warm_discovery,
     write_results,
@@ -406,7 +406,7 @@ def module_args(bed, cluster, name, image):
 
 
 def run_ours(bed, cluster, name, image, workdir, env, prefix=()):
-    run = run_module(MODULE, module_args(bed, cluster, name, image), workdir, env, sys.executable, timeout=RUN_TIMEOUT + 60, prefix=prefix)
+    run = run_module_subprocess_timed(MODULE, module_args(bed, cluster, name, image), workdir, env, sys.executable, timeout=RUN_TIMEOUT + 60, prefix=prefix)
     res = run.pop("result")
     run["ok"] = not res.get("failed") and res.get("phase") == "done" and res.get("changed") is True
     run["output"] = {k: res.get(k) for k in ("failed", "msg", "changed", "phase", "duration", "message", "desired_number_scheduled")}

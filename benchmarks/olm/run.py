@@ -52,7 +52,7 @@ from benchlib import (  # noqa: E402
     module_env,
     rel,
     requests_since,
-    run_module,
+    run_module_subprocess_timed,
     site_packages,
     stamp,
     timed_run,
@@ -396,7 +396,7 @@ def bench_noop(bed, cluster, runs, workdir, python):
     ns = cluster.new_namespace("noop")
     setup_s = cluster.catalog(ns)
     log("noop: installing %s in %s (set-up; catalog ready after %ss)" % (CSV, ns, setup_s))
-    installed = run_module(OURS_MODULE, operator_args(bed, ns, bed.kubeconfig), workdir, env, python)
+    installed = run_module_subprocess_timed(OURS_MODULE, operator_args(bed, ns, bed.kubeconfig), workdir, env, python)
     if installed["result"].get("failed") or installed["result"].get("phase") != "Succeeded":
         raise SystemExit("set-up install failed: %s" % installed["result"].get("msg", installed["result"]))
     sub = cluster.wait_subscription_settled(ns)
@@ -416,7 +416,7 @@ def bench_noop(bed, cluster, runs, workdir, python):
     def once(tool, run_env=env):
         module, args = commands[tool]
         offset = bed.audit_offset()
-        run = run_module(module, args, workdir, run_env, python)
+        run = run_module_subprocess_timed(module, args, workdir, run_env, python)
         run["requests"], run["foreign_requests"], run["timing"] = requests_since(bed, offset, ns, run)
         res = run.pop("result")
         if tool == "ours":
@@ -569,7 +569,7 @@ def bench_latency(bed, cluster, runs, workdir, python):
         setup_s = cluster.catalog(ns)
         with InstallWatch(cluster, ns) as watch:
             offset = bed.audit_offset()
-            run = run_module(OURS_MODULE, operator_args(bed, ns), workdir, env, python)
+            run = run_module_subprocess_timed(OURS_MODULE, operator_args(bed, ns), workdir, env, python)
         requests, foreign, timing = requests_since(bed, offset, ns, run)
         res = run.pop("result")
         entry = dict(watch.figures(run), namespace=ns, catalog_ready_s=setup_s, wall_s=run["wall_s"], cpu_s=run["cpu_s"])

@@ -1,16 +1,60 @@
 """Session fixtures for tests against the real testbed processes, and ways to run the collection's modules."""
 
+import ast
+import functools
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from module_runner import COLLECTIONS_DIR, module_runner
+from lib.runners import COLLECTIONS_DIR, ansible_env, run_module_subprocess
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "testbed: needs the running testbed (real control plane, KWOK, OLM, opm)")
+    config.addinivalue_line(
+        "markers",
+        "exclusive: must run with nothing else on the testbed (it restarts a testbed process, or counts what every "
+        "client does); `make smoke` runs these after the parallel part, with `-m exclusive`",
+    )
+
+
+@functools.cache
+def declared_group(path):
+    """The group a test file names in its module-level ``pytestmark`` (``pytest.mark.xdist_group("name")``), or None."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            for call in ast.walk(node.value):
+                if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "xdist_group" and call.args:
+                    return call.args[0].value
+    return None
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` by file: each test file is one work unit (its module fixtures are set up once, its tests run
+    in order on one worker), and files that name the same ``xdist_group`` in their ``pytestmark`` (cluster-wide state
+    they share: a CRD, a ClusterCatalog name, the operator's fixed port) are one unit together.
+
+    Our own scheduler, because pytest-xdist 3.8 marks a group by appending it to the test's node id, which pytest 9
+    no longer lets a plugin change: its ``loadgroup`` silently schedules test by test there."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class FileGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return declared_group(str(root / path)) or path
+
+    return FileGroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +65,9 @@ def testbed():
     bed = Testbed()
     reused = bed.is_running()
     if not reused:
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            # Each worker would bring up (and the first to finish tear down) the testbed the others use.
+            pytest.fail("pytest-xdist workers share one testbed, started before them: run `make smoke` (it starts one) or `make testbed-up`")
         bed.up(nodes=int(os.environ.get("KUBEFORGE_TESTBED_NODES", "3")))
     yield bed
     if not reused and os.environ.get("KUBEFORGE_TESTBED_KEEP") != "1":
@@ -104,24 +151,6 @@ def namespace(api, request):
     core.delete_namespace(name)
 
 
-def ansible_env(tmp_path):
-    """Environment for Ansible runs: this collection and kubernetes.core on the collections path, private temp dirs."""
-    env = dict(os.environ)
-    site = [p for p in sys.path if p.endswith("site-packages")]
-    env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([COLLECTIONS_DIR] + site),
-            "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
-            "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-            "ANSIBLE_LOCALHOST_WARNING": "0",
-            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-        }
-    )
-    return env
-
-
 @pytest.fixture
 def run_playbook(tmp_path):
     """``run_playbook(text, extra_vars, env=None) -> (returncode, output)``: ansible-playbook of the venv on
@@ -156,5 +185,6 @@ def run_playbook(tmp_path):
 
 @pytest.fixture
 def run_module(tmp_path):
-    """``run_module(name, args, check_mode=False, diff=False, env=None) -> result dict`` (see ``module_runner``)."""
-    return module_runner(tmp_path)
+    """``run_module(name, args, check_mode=False, diff=False, env=None, timeout=900) -> result dict``: the module in a
+    process of its own (lib.runners.run_module_subprocess), its argument files in ``tmp_path``."""
+    return functools.partial(run_module_subprocess, tmp_path)

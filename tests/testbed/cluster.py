@@ -224,14 +224,24 @@ class Testbed:
     # -------------------------------------------------------------------- up
     @contextlib.contextmanager
     def _exclusive(self):
-        """Serialise up and down between processes (two pytest sessions may start at once), then reload the state."""
+        """Serialise every change of the state between processes (pytest-xdist workers, molecule and the CLI share one
+        testbed), then reload the state. Re-entrant: a locked step may call another (up() scales the nodes)."""
+        if getattr(self, "_lock_depth", 0):
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
         self.run_dir.mkdir(parents=True, exist_ok=True)
         with open(self.run_dir / ".lock", "w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
+            self._lock_depth = 1
             try:
                 self.state = self._load_state()
                 yield
             finally:
+                self._lock_depth = 0
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True, olmv1: bool = False) -> dict:
@@ -698,10 +708,12 @@ class Testbed:
 
         self._wait(f"{count} KWOK nodes Ready", all_ready, 120 + count * 0.3, "kwok")
         if labels is None and prefix == "kwok-node":
-            # Nodes beyond `count` a bigger earlier scale made are kept: every DaemonSet still gets a pod on them.
-            self.state["nodes"] = max(count, seen["ready"])
-            self.state["nodes_ready_seconds"] = round(time.monotonic() - started, 1)
-            self._save_state()
+            # Under the lock, on a state read afresh: another process may have recorded its own processes meanwhile.
+            with self._exclusive():
+                # Nodes beyond `count` a bigger earlier scale made are kept: every DaemonSet still gets a pod on them.
+                self.state["nodes"] = max(count, seen["ready"], self.state.get("nodes", 0))
+                self.state["nodes_ready_seconds"] = round(time.monotonic() - started, 1)
+                self._save_state()
         _log(f"{count} KWOK nodes Ready in {time.monotonic() - started:.1f}s")
 
     # -------------------------------------------------------------------- OLM
@@ -966,7 +978,10 @@ class Testbed:
         if manifests:
             variables["testbed_olm_manifests_dir"] = str(manifests)
         variables.update(olmv1.ansible_vars(self))
-        path.write_text(json.dumps(variables, indent=2))
+        # Whole or not at all: playbooks of other processes read it while OLM v1 starts.
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(variables, indent=2))
+        tmp.replace(path)
 
     def _start_registry(self) -> None:
         """An OCI registry (TLS + htpasswd) for catalog images; its password stays in a 0600 file."""

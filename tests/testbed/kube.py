@@ -4,6 +4,7 @@ import time
 from typing import Callable, Optional
 
 from kubernetes import client, config, watch
+from lib.polling import poll_until
 
 
 def api_client(kubeconfig: str, pool: int = 4) -> client.ApiClient:
@@ -17,26 +18,28 @@ def wait_for(list_func: Callable, predicate: Callable[[object], bool], timeout: 
     """Watch `list_func` (a list_* API method) until an object satisfies predicate; return that object.
 
     Lists first (to see the current state and get a resourceVersion), then watches from there; a
-    410 Gone or a dropped stream starts over with a fresh list. Raises TimeoutError naming `describe`
-    and the last object seen.
+    410 Gone or a dropped stream starts over with a fresh list (lib.polling.poll_until runs the rounds).
+    Raises TimeoutError naming `describe` and the last object seen.
     """
     deadline = time.monotonic() + timeout
-    last: Optional[object] = None
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {describe}; last seen: {_brief(last)}")
+    seen = _Seen()
+
+    def one_round() -> _Seen:
+        seen.match = None
         listing = list_func(**kwargs)
         for item in listing.items:
-            last = item
+            seen.last = item
             if predicate(item):
-                return item
+                seen.match = item
+                return seen
         stream = watch.Watch()
+        remaining = deadline - time.monotonic()
         try:
             for event in stream.stream(list_func, resource_version=listing.metadata.resource_version, timeout_seconds=max(1, int(remaining)), **kwargs):
-                last = event["object"]
-                if event["type"] in ("ADDED", "MODIFIED") and predicate(last):
-                    return last
+                seen.last = event["object"]
+                if event["type"] in ("ADDED", "MODIFIED") and predicate(seen.last):
+                    seen.match = seen.last
+                    return seen
                 if time.monotonic() >= deadline:
                     break
         except client.exceptions.ApiException as exc:
@@ -44,6 +47,23 @@ def wait_for(list_func: Callable, predicate: Callable[[object], bool], timeout: 
                 raise
         finally:
             stream.stop()
+        return seen
+
+    return poll_until(one_round, timeout, interval=0, describe=describe, until=_Seen.matched, show=_Seen.brief).match
+
+
+class _Seen:
+    """What a list-then-watch round saw: the object that matched (or None) and the last object of any round."""
+
+    def __init__(self) -> None:
+        self.match: Optional[object] = None
+        self.last: Optional[object] = None
+
+    def matched(self) -> bool:
+        return self.match is not None
+
+    def brief(self) -> str:
+        return _brief(self.last)
 
 
 def _brief(obj: object) -> str:
@@ -59,23 +79,28 @@ def _brief(obj: object) -> str:
 def wait_for_resource(resource, predicate: Callable[[dict], bool], timeout: float, describe: str, namespace: Optional[str] = None) -> dict:
     """Like wait_for, for a dynamic-client resource; objects are passed to predicate as plain dicts."""
     deadline = time.monotonic() + timeout
-    last: Optional[dict] = None
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {describe}; last seen: {_brief(last)}")
+    seen = _Seen()
+
+    def one_round() -> _Seen:
+        seen.match = None
         listing = resource.get(namespace=namespace)
         for item in listing.items:
-            last = item.to_dict()
-            if predicate(last):
-                return last
+            seen.last = item.to_dict()
+            if predicate(seen.last):
+                seen.match = seen.last
+                return seen
+        remaining = deadline - time.monotonic()
         try:
             for event in resource.watch(namespace=namespace, resource_version=listing.metadata.resourceVersion, timeout=max(1, int(remaining))):
-                last = event["raw_object"]
-                if event["type"] in ("ADDED", "MODIFIED") and predicate(last):
-                    return last
+                seen.last = event["raw_object"]
+                if event["type"] in ("ADDED", "MODIFIED") and predicate(seen.last):
+                    seen.match = seen.last
+                    return seen
                 if time.monotonic() >= deadline:
                     break
         except client.exceptions.ApiException as exc:
             if exc.status != 410:
                 raise
+        return seen
+
+    return poll_until(one_round, timeout, interval=0, describe=describe, until=_Seen.matched, show=_Seen.brief).match

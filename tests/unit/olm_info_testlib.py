@@ -12,10 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
-from kubernetes.client.exceptions import ApiException
-from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+from lib.fakes import FakeDynamicClient
 
 NS = "oi-scratch"
 SUB_UID = "f736a70f-0a27-4a05-81dd-96a5a6f4ad39"
@@ -159,95 +156,15 @@ def channel(name, entries, head=None):
 
 OPERATORS = "operators.coreos.com/v1alpha1"
 PACKAGES = "packages.operators.coreos.com/v1"
+OLM_SERVED = frozenset(
+    {(OPERATORS, "Subscription"), (OPERATORS, "ClusterServiceVersion"), (OPERATORS, "InstallPlan"), (PACKAGES, "PackageManifest")}
+)
 
 
-class FakeResource:
-    def __init__(self, kind):
-        self.kind = kind
-
-
-class FakeDiscovery:
-    """Resources ``served`` as ``(api_version, kind)``; the cache lists the group versions in ``cached``."""
-
-    def __init__(self, served, cached):
-        self.served = served
-        self.cached = cached
-        self.lookups = []
-        self.invalidations = 0
-
-    def parse_api_groups(self, request_resources=False):
-        assert request_resources is False
-        groups = {}
-        for api_version in self.cached:
-            group, version = api_version.split("/")
-            groups.setdefault(group, {})[version] = object()
-        return {"api": {"": {"v1": object()}}, "apis": groups}
-
-    def get(self, api_version, kind):
-        self.lookups.append(kind)
-        if (api_version, kind) not in self.served or api_version not in self.cached:
-            raise ResourceNotFoundError(f"No matches found for {{'api_version': '{api_version}', 'kind': '{kind}'}}")
-        return FakeResource(kind)
-
-    def invalidate_cache(self):
-        self.invalidations += 1
-        self.cached = {api_version for api_version, _kind in self.served}
-
-
-def api_exception(status, message):
-    exc = ApiException(status=status, reason="Forbidden" if status == 403 else "Error")
-    exc.body = json.dumps({"kind": "Status", "message": message, "code": status})
-    return exc
-
-
-def _matches(obj, label_selector, field_selector):
-    labels = obj["metadata"].get("labels") or {}
-    for term in filter(None, (label_selector or "").split(",")):
-        if term.startswith("!"):
-            if term[1:] in labels:
-                return False
-        else:
-            key, value = term.split("=", 1)
-            if labels.get(key) != value:
-                return False
-    if field_selector:
-        assert field_selector.startswith("metadata.name=")
-        return obj["metadata"]["name"] == field_selector.split("=", 1)[1]
-    return True
-
-
-class FakeClient:
-    """Just what find_resource, get_object and list_objects use of a dynamic client; records every request."""
-
-    def __init__(self, objects, served=None, errors=None, cached=None):
-        self.objects = objects  # kind -> list of dicts
-        if served is None:
-            served = {(OPERATORS, "Subscription"), (OPERATORS, "ClusterServiceVersion"), (OPERATORS, "InstallPlan"), (PACKAGES, "PackageManifest")}
-        self.resources = FakeDiscovery(served, {api_version for api_version, _kind in served} if cached is None else cached)
-        self.errors = errors or {}  # kind (or "discovery") -> ApiException
-        self.requests = []
-
-    def request(self, method, path):
-        """A discovery document: ``/apis/<group>/<version>``."""
-        self.requests.append(("discovery", method, path, None))
-        if "discovery" in self.errors:
-            raise self.errors["discovery"]
-        if path[len("/apis/") :] not in {api_version for api_version, _kind in self.resources.served}:
-            raise NotFoundError(ApiException(status=404, reason="Not Found"))
-        return {"kind": "APIResourceList"}
-
-    def get(self, resource, name=None, namespace=None, label_selector=None, field_selector=None):
-        assert namespace == NS or (namespace is None and resource.kind == "ClusterExtension")
-        self.requests.append((resource.kind, "GET" if name else "LIST", name or label_selector or None, field_selector))
-        if resource.kind in self.errors:
-            raise self.errors[resource.kind]
-        items = self.objects.get(resource.kind, [])
-        if name:
-            for obj in items:
-                if obj["metadata"]["name"] == name:
-                    return obj
-            raise NotFoundError(ApiException(status=404, reason="Not Found"))
-        return {"kind": resource.kind + "List", "items": [obj for obj in items if _matches(obj, label_selector, field_selector)]}
+def olm_client(objects, served=None, **kwargs):
+    """lib.fakes.FakeDynamicClient serving OLM v0's kinds and PackageManifests (or ``served``), asked only about
+    ``NS`` (and cluster-scoped kinds)."""
+    return FakeDynamicClient(objects, served=OLM_SERVED if served is None else served, namespaces={NS}, **kwargs)
 
 
 def cluster(**kw):
@@ -264,4 +181,4 @@ def cluster(**kw):
         ],
         "PackageManifest": [package_manifest(), package_manifest(package="kube-other"), package_manifest(source="community", source_namespace="olm")],
     }
-    return FakeClient(objects, **kw)
+    return olm_client(objects, **kw)

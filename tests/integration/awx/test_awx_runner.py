@@ -19,7 +19,7 @@ import yaml
 from awx_model import Job, inject_custom_credential, inject_kubernetes_bearer_token, strip_ansi, survey_form
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from module_runner import COLLECTIONS_DIR
+from lib.runners import COLLECTIONS_DIR
 from scc_testlib import scc_object
 
 pytestmark = pytest.mark.testbed
@@ -231,7 +231,8 @@ def test_a_rejected_token_fails_the_job_without_showing_it(tmp_path, testbed, na
     answers = {"canary_rollout_name": "agent", "canary_rollout_namespace": namespace, "survey_container": "agent", "survey_image": V2}
     events = run_job(tmp_path, "canary_rollout", answers, "bearer", token, testbed, status="failed")
     failed = {e["event_data"]["resolved_action"]: e["event_data"]["res"]["msg"] for e in events if e["event"] == "runner_on_failed"}
-    assert failed["kubeforge.operators.daemonset_canary"] == "Failed to get DaemonSet agent: Unauthorized", failed
+    # A new job's discovery cache is empty (a new container): the token is refused while the client is created.
+    assert failed["kubeforge.operators.daemonset_canary"] == "Could not create API client: the API server answered 401: Unauthorized", failed
     assert failed["ansible.builtin.fail"].startswith(f"canary_rollout: rollout of DaemonSet {namespace}/agent failed"), failed
 
 

@@ -2,18 +2,18 @@
 the middle of a rollout, and the rollout's disruption sampled through a watch (never more than one node without an
 available pod during the canary phase, never more than ceil(batch x N) after)."""
 
+import functools
 import json
 import math
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import namedtuple
 
 import pytest
 from kubernetes import client, watch
-from test_daemonset_canary import COLLECTIONS_DIR, NODES, PREFIX, V2, canary_annotations, daemonset, pods_by_image, wait_settled
+from lib.polling import poll_until
+from lib.runners import start_module_subprocess
+from test_daemonset_canary import NODES, PREFIX, V2, canary_annotations, daemonset, pods_by_image, wait_settled
 
 pytestmark = pytest.mark.testbed
 
@@ -23,11 +23,6 @@ PHASE = PREFIX + "phase"
 DOWNTIME = 20
 # daemonset_canary re-decides this often without events (canary_cluster.rollout.RECHECK_SECONDS).
 RECHECK_SECONDS = 2
-
-
-@pytest.fixture(scope="module", autouse=True)
-def nodes(testbed):
-    testbed.scale_nodes(NODES)
 
 
 def create(api, namespace, name, max_unavailable=3, min_ready_seconds=0):
@@ -52,20 +47,6 @@ def assert_rolled_out(api, namespace, name, max_unavailable):
 # ------------------------------------------------------------------------------------------ API server restart
 
 
-def start_module(tmp_path, args):
-    """daemonset_canary in a process of its own (as Ansible runs it), its JSON result on stdout."""
-    args_file = tmp_path / "restart-args.json"
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_tmpdir=str(tmp_path))}))
-    env = dict(os.environ, PYTHONPATH=COLLECTIONS_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "ansible_collections.kubeforge.operators.plugins.modules.daemonset_canary", str(args_file)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-
-
 def new_pod_ready(api, namespace, name):
     """A pod of the new image is Ready (not yet available while minReadySeconds run)."""
     for pod in client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"app={name}").items:
@@ -75,6 +56,8 @@ def new_pod_ready(api, namespace, name):
     return False
 
 
+# Exclusive: the API server is down for 20 s and kcm and the scheduler restart, under every other client.
+@pytest.mark.exclusive
 @pytest.mark.parametrize(("phase", "min_ready_seconds", "batch"), [("canary", 5, "10"), ("fast", 3, "5")])
 def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace, api, tmp_path, phase, min_ready_seconds, batch):
     """kube-apiserver is killed while the module waits in ``phase`` and started again DOWNTIME seconds later (same
@@ -89,17 +72,18 @@ def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace,
     # minReadySeconds makes the phases last a few seconds, so the restart lands where it should.
     create(api, namespace, name, max_unavailable=3, min_ready_seconds=min_ready_seconds)
     args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": name, "images": {"agent": V2}, "batch": batch, "wait_timeout": 600}
-    proc = start_module(tmp_path, args)
+    proc = start_module_subprocess(tmp_path, "daemonset_canary", args)  # its JSON result on stdout
+
+    def in_phase(ds):
+        current = (ds.metadata.annotations or {}).get(PHASE)
+        if current == phase and (phase != "canary" or new_pod_ready(api, namespace, name)):
+            return True
+        assert proc.poll() is None, f"the module ended before phase {phase}: {proc.communicate()}"
+        return False
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            ds = apps.read_namespaced_daemon_set(name, namespace)
-            current = (ds.metadata.annotations or {}).get(PHASE)
-            if current == phase and (phase != "canary" or new_pod_ready(api, namespace, name)):
-                break
-            assert proc.poll() is None, f"the module ended before phase {phase}: {proc.communicate()}"
-            assert time.monotonic() < deadline, f"the rollout did not reach phase {phase}: {ds.metadata.annotations}"
-            time.sleep(0.05)
+        read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
+        ds = poll_until(read, 60, 0.05, f"the rollout to reach phase {phase}", until=in_phase, show=lambda ds: ds.metadata.annotations)
         assert (ds.metadata.annotations or {}).get(PHASE) == phase, ds.metadata.annotations
         status = ds.status
         assert (status.updated_number_scheduled or 0) < status.desired_number_scheduled or (status.observed_generation or 0) < ds.metadata.generation, status

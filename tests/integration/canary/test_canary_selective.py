@@ -3,6 +3,7 @@ OperatorCondition ``Upgradeable`` of an operator kept in step with the rollout (
 controller copies it into ``status.conditions``, which is what OLM reads before it upgrades an operator); the
 canary_rollout role passing both through. Node labels set here are removed at the end of each test."""
 
+import functools
 import json
 import time
 import uuid
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from kubernetes import client
+from lib.polling import poll_until
 from test_daemonset_canary import CRASHLOOP, NODES, PREFIX, V1, V2, canary_annotations, create_daemonset, daemonset, pods_by_image, wait_settled
 
 pytestmark = pytest.mark.testbed
@@ -24,11 +26,6 @@ OTHER_CONDITION = {
     "message": "set by the operator",
     "lastTransitionTime": "2026-01-01T00:00:00Z",
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def nodes(testbed):
-    testbed.scale_nodes(NODES)
 
 
 @pytest.fixture
@@ -124,14 +121,13 @@ def test_a_selector_without_canary_pods_fails_and_changes_nothing(run_module, ku
     }
     body["spec"]["template"]["spec"]["affinity"] = affinity
     apps.create_namespaced_daemon_set(namespace, body)
-    deadline = time.monotonic() + 60
-    while True:
-        ds = apps.read_namespaced_daemon_set("agent", namespace)
+
+    def settled(ds):
         st = ds.status
-        if (st.observed_generation or 0) >= ds.metadata.generation and st.desired_number_scheduled == NODES - 1 == (st.number_available or 0):
-            break
-        assert time.monotonic() < deadline, f"DaemonSet agent did not settle: {st}"
-        time.sleep(0.5)
+        return (st.observed_generation or 0) >= ds.metadata.generation and st.desired_number_scheduled == NODES - 1 == (st.number_available or 0)
+
+    read = functools.partial(apps.read_namespaced_daemon_set, "agent", namespace)
+    ds = poll_until(read, 60, 0.5, "DaemonSet agent to settle", until=settled, show=lambda ds: ds.status)
     assert excluded not in node_names(api, namespace, "agent")
     key = label_key()
     node_labels(excluded, key, "canary")
@@ -179,14 +175,13 @@ def spec_upgradeable(api, namespace, name):
 
 def wait_olm_status(api, namespace, name, status, timeout=60):
     """OLM's OperatorCondition controller copies spec.conditions to status.conditions (observedGeneration current)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        obj = read_operator_condition(api, namespace, name)
+
+    def copied(obj):
         found = upgradeable((obj.get("status") or {}).get("conditions"))
-        if found and found["status"] == status and found.get("observedGeneration") == obj["metadata"]["generation"]:
-            return obj
-        assert time.monotonic() < deadline, f"OLM did not copy Upgradeable={status} into the status: {obj.get('status')}"
-        time.sleep(0.5)
+        return bool(found) and found["status"] == status and found.get("observedGeneration") == obj["metadata"]["generation"]
+
+    read = functools.partial(read_operator_condition, api, namespace, name)
+    return poll_until(read, timeout, 0.5, f"OLM to copy Upgradeable={status} into the status", until=copied, show=lambda obj: obj.get("status"))
 
 
 def test_operator_condition_blocks_upgrades_during_the_rollout(run_module, kubeconfig, namespace, api):

@@ -2,15 +2,16 @@
 idempotence, check mode, a crash-looping canary halted on one node, rollback, one step per run (wait=false), and
 resuming after the module process was killed mid-rollout."""
 
-import json
+import functools
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 from kubernetes import client
+from lib.polling import poll_until
+from lib.runners import start_module_subprocess
 
 pytestmark = pytest.mark.testbed
 
@@ -19,13 +20,6 @@ V1 = "example.invalid/kubeforge/agent:v1"
 V2 = "example.invalid/kubeforge/agent:v2"
 CRASHLOOP = "example.invalid/kubeforge/crashloop:v1"
 PREFIX = "operators.kubeforge.io/canary-"
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-COLLECTIONS_DIR = os.path.join(ROOT, ".build", "collections")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def nodes(testbed):
-    testbed.scale_nodes(NODES)
 
 
 def daemonset(name, max_unavailable=3):
@@ -47,18 +41,17 @@ def daemonset(name, max_unavailable=3):
 
 def wait_settled(apps, namespace, name, timeout=60):
     """Wait until the controller observed the DaemonSet and every scheduled node runs an available updated pod."""
-    deadline = time.monotonic() + timeout
-    while True:
-        ds = apps.read_namespaced_daemon_set(name, namespace)
+
+    def settled(ds):
         st = ds.status
-        if (
+        return (
             (st.observed_generation or 0) >= ds.metadata.generation
             and (st.desired_number_scheduled or 0) >= NODES
             and st.updated_number_scheduled == st.desired_number_scheduled == st.number_available
-        ):
-            return ds
-        assert time.monotonic() < deadline, f"DaemonSet {name} did not settle: {st}"
-        time.sleep(0.5)
+        )
+
+    read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
+    return poll_until(read, timeout, 0.5, f"DaemonSet {name} to settle", until=settled, show=lambda ds: ds.status)
 
 
 def create_daemonset(api, namespace, name, max_unavailable=3):
@@ -170,18 +163,6 @@ def test_canary_nodes_pause_and_continue(run_module, kubeconfig, namespace, api)
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 3 and not canary_annotations(ds)
 
 
-def start_module(tmp_path, args):
-    args_file = tmp_path / "killed-args.json"
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_tmpdir=str(tmp_path))}))
-    env = dict(os.environ, PYTHONPATH=COLLECTIONS_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "ansible_collections.kubeforge.operators.plugins.modules.daemonset_canary", str(args_file)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-
-
 def test_one_step_per_run_and_resume_after_kill(run_module, kubeconfig, namespace, api, tmp_path):
     apps = client.AppsV1Api(api)
     create_daemonset(api, namespace, "agent", max_unavailable=1)
@@ -202,11 +183,18 @@ def test_one_step_per_run_and_resume_after_kill(run_module, kubeconfig, namespac
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 1 and not canary_annotations(ds)
 
     # Kill a waiting run mid-rollout (SIGKILL: nothing is cleaned up), then run again: it resumes from the annotations.
-    proc = start_module(tmp_path, dict(args, images={"agent": V1}, batch="1", wait=True))
-    deadline = time.monotonic() + 30
-    while canary_annotations(apps.read_namespaced_daemon_set("agent", namespace)).get(PREFIX + "phase") != "fast":
-        assert time.monotonic() < deadline and proc.poll() is None, "the rollout did not reach the fast phase"
-        time.sleep(0.05)
+    proc = start_module_subprocess(
+        tmp_path, "daemonset_canary", dict(args, images={"agent": V1}, batch="1", wait=True), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+    def phase():
+        return canary_annotations(apps.read_namespaced_daemon_set("agent", namespace)).get(PREFIX + "phase")
+
+    def fast(current):
+        assert current == "fast" or proc.poll() is None, "the rollout did not reach the fast phase"
+        return current == "fast"
+
+    poll_until(phase, 30, 0.05, "the rollout to reach the fast phase", until=fast)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     interrupted = apps.read_namespaced_daemon_set("agent", namespace)

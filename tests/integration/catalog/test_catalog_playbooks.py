@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from lib.runners import ansible_env
 from testdata import data_path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -22,21 +23,9 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com", "G
            "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def ansible_env(tmp_path):
-    env = dict(os.environ)
-    site = [p for p in sys.path if p.endswith("site-packages")]
-    env.update(GIT_ENV)
-    env.update({
-        "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([str(ROOT / ".build" / "collections")] + site),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
-        "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        "ANSIBLE_LOCALHOST_WARNING": "0",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-        "ANSIBLE_ROLES_PATH": str(ROOT / "roles"),
-    })
-    return env
+def playbook_env(tmp_path):
+    """lib.runners.ansible_env with git's identity and this collection's roles."""
+    return dict(ansible_env(tmp_path), **GIT_ENV, ANSIBLE_ROLES_PATH=str(ROOT / "roles"))
 
 
 def playbook(tmp_path, text, extra, check=False, diff=False, path=None):
@@ -52,7 +41,7 @@ def playbook(tmp_path, text, extra, check=False, diff=False, path=None):
         cmd.append("--check")
     if diff:
         cmd.append("--diff")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ansible_env(tmp_path), timeout=600,
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=playbook_env(tmp_path), timeout=600,
                           check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
@@ -482,7 +471,7 @@ def test_role_argument_validation(tmp_path):
     wrapper.write_text(WRAPPER.format(playbook=ROOT / "playbooks" / "publish_catalog.yml"))
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
                            "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, str(wrapper)],
-                          capture_output=True, text=True, env=ansible_env(tmp_path), timeout=300,
+                          capture_output=True, text=True, env=playbook_env(tmp_path), timeout=300,
                           check=False)
     assert proc.returncode != 0
     assert "catalog_publish_template" in proc.stdout and "missing required arguments" in proc.stdout

@@ -12,12 +12,12 @@ would serve exactly the catalog the address test serves (same digest).
 """
 
 import subprocess
-import time
 
 import pytest
 from bundle_run_testlib import catalog_for_bundle_dirs
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.polling import poll_until
 from testbed import config
 from testbed.cluster import bin_dir
 from testbed.procs import free_port, port_open
@@ -31,11 +31,6 @@ GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
 BUNDLES = config.FIXTURES_DIR / "kube-demo" / "bundles"
 V1, V2 = str(BUNDLES / "0.0.1"), str(BUNDLES / "0.0.2")
 CATALOG = "kube-demo-catalog"
-
-
-@pytest.fixture
-def custom(api):
-    return client.CustomObjectsApi(api)
 
 
 @pytest.fixture
@@ -59,11 +54,14 @@ def opm_serve(tmp_path):
             stderr=subprocess.STDOUT,
         )
         servers.append((proc, log))
-        deadline = time.monotonic() + 30
-        while not port_open(port):
+
+        def listening():
+            if port_open(port):
+                return True
             assert proc.poll() is None, (tmp_path / f"opm-{index}.log").read_text()
-            assert time.monotonic() < deadline, "opm serve did not listen within 30 s"
-            time.sleep(0.1)
+            return False
+
+        poll_until(listening, 30, 0.1, f"opm serve to listen on port {port}")
         return f"127.0.0.1:{port}"
 
     yield serve
@@ -174,9 +172,13 @@ def test_run_upgrade_cleanup_through_real_opm_serve(run_module, kubeconfig, name
     assert names(custom, ns, "operatorgroups", "v1") == [] and catalog_source(custom, ns) is None
     # InstallPlans (owner refs to the Subscription) and the operator's Deployment go with the garbage collector.
     apps = client.AppsV1Api(api)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (items(custom, ns, "installplans") or apps.list_namespaced_deployment(ns).items):
-        time.sleep(0.5)
+    poll_until(
+        lambda: items(custom, ns, "installplans") + apps.list_namespaced_deployment(ns).items,
+        60,
+        0.5,
+        "the garbage collector to delete the InstallPlans and the Deployment",
+        until=lambda left: not left,
+    )
     assert items(custom, ns, "installplans") == [] and apps.list_namespaced_deployment(ns).items == []
     assert ok(run(run_module, kubeconfig, ns, state="absent", package="kube-demo"))["changed"] is False
 

@@ -11,7 +11,6 @@ import socket
 import time
 
 import pytest
-from kubernetes import client
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 from testbed.procs import free_port
@@ -19,11 +18,6 @@ from testbed.procs import free_port
 pytestmark = pytest.mark.testbed
 
 GROUP, VERSION, PLURAL = "operators.coreos.com", "v1alpha1", "catalogsources"
-
-
-@pytest.fixture
-def custom(api):
-    return client.CustomObjectsApi(api)
 
 
 def stored(custom, namespace, name):

@@ -13,7 +13,6 @@ import functools
 import json
 import os
 import threading
-import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.polling import poll_until
 from testdata import data_path
 
 pytestmark = pytest.mark.testbed
@@ -342,9 +342,13 @@ def test_openshift_named_crds_are_not_openshift(run_module, kubeconfig, mini, ap
     try:
         # the API server registers a local APIService for the CRD's group (shortly after the CRD is Established):
         # same name as OpenShift's, no Service
-        deadline = time.monotonic() + 30
-        while (local := read(apis["reg"].read_api_service, "v1.project.openshift.io")) is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        local = poll_until(
+            functools.partial(read, apis["reg"].read_api_service, "v1.project.openshift.io"),
+            30,
+            0.2,
+            "the local APIService v1.project.openshift.io",
+            until=lambda service: service is not None,
+        )
         assert local is not None and local.spec.service is None
         result = install(run_module, kubeconfig, check_mode=True, manifests_dir=mini["dir"], catalog_source=False)
         assert not result.get("failed"), result

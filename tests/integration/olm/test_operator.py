@@ -9,17 +9,15 @@ import time
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.polling import poll_until
 from testbed.procs import free_port
 
-pytestmark = pytest.mark.testbed
+# One xdist worker for every file of this group: this file deletes kube-demo-addon's CRD (and every KubeDemoAddon)
+# and installs kube-allns, whose CSV name test_catalog_bundles uses too.
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olm-v0-shared-operators")]
 
 GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
 CATALOG = "testbed-catalog"
-
-
-@pytest.fixture
-def custom(api):
-    return client.CustomObjectsApi(api)
 
 
 def make_catalog(custom, namespace, address):
@@ -109,9 +107,13 @@ def test_uninstall_leaves_nothing_it_created(run_module, kubeconfig, catalog_ns,
     assert names(custom, ns, "operatorgroups", "v1") == []
     # InstallPlans (non-blocking owner refs to the Subscription) and the operator's Deployment go with the GC.
     apps = client.AppsV1Api(api)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (items(custom, ns, "installplans") or apps.list_namespaced_deployment(ns).items):
-        time.sleep(0.5)
+    poll_until(
+        lambda: items(custom, ns, "installplans") + apps.list_namespaced_deployment(ns).items,
+        60,
+        0.5,
+        "the garbage collector to delete the InstallPlans and the Deployment",
+        until=lambda left: not left,
+    )
     assert items(custom, ns, "installplans") == []
     assert apps.list_namespaced_deployment(ns).items == []
     assert operator(run_module, kubeconfig, ns, state="absent")["changed"] is False
@@ -177,6 +179,9 @@ def test_dependency_is_installed_with_the_operator(run_module, kubeconfig, catal
     assert subs == {"kube-demo", "kube-demo-addon"}
 
 
+# Exclusive: OLM copies an AllNamespaces CSV into every namespace, and the copies outlive the test (its namespace is
+# deleted without waiting); tests that expect no CSV in a namespace of theirs would see them.
+@pytest.mark.exclusive
 def test_install_mode_follows_the_csv(run_module, kubeconfig, catalog_ns, custom):
     result = operator(run_module, kubeconfig, catalog_ns, package="kube-allns")
     ok(result)
@@ -237,20 +242,21 @@ def test_remove_crds_deletes_operands_then_crds(run_module, kubeconfig, catalog_
         left = lister(label_selector="olm.managed=true,olm.owner=kube-demo-addon.v0.1.0").items
         assert not left, [o.metadata.name for o in left]
     extensions = client.ApiextensionsV1Api(api)
-    # Cluster-scoped: the API server finalizes the CRD after removing its custom resources everywhere, which can
-    # take a while on a loaded machine.
-    deadline = time.monotonic() + 180
-    crd = None
-    while time.monotonic() < deadline:
+
+    def crd_if_any():
         try:
-            crd = extensions.read_custom_resource_definition("kubedemoaddons.demo.kubeforge.io")
+            return extensions.read_custom_resource_definition("kubedemoaddons.demo.kubeforge.io")
         except ApiException as exc:
             assert exc.status == 404
-            break
-        time.sleep(0.5)
-    else:
+            return None
+
+    def lifecycle(crd):
         meta = crd.metadata
-        raise AssertionError(f"the CRD was not deleted: created {meta.creation_timestamp}, deletion {meta.deletion_timestamp}, finalizers {meta.finalizers}")
+        return f"created {meta.creation_timestamp}, deletion {meta.deletion_timestamp}, finalizers {meta.finalizers}"
+
+    # Cluster-scoped: the API server finalizes the CRD after removing its custom resources everywhere, which can
+    # take a while on a loaded machine.
+    poll_until(crd_if_any, 180, 0.5, "the CRD to be deleted", until=lambda crd: crd is None, show=lifecycle)
     # The dependency OLM installed (kube-demo, its own Subscription) stays.
     assert [s["spec"]["name"] for s in items(custom, ns, "subscriptions")] == ["kube-demo"]
 

@@ -12,16 +12,17 @@ import json
 import os
 import ssl
 import urllib.request
-from pathlib import Path
 
 import pytest
 import yaml
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
+from lib.olm_bundles import V1DEMO_CRD_FILE
 
-pytestmark = pytest.mark.testbed
+# One xdist worker for every file of this group: fixed ClusterExtension, namespace and ClusterCatalog names and
+# kube-v1demo's CRD, shared with the other OLM v1 file.
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olmv1")]
 
-DATA = Path(__file__).parent / "data"
 PACKAGE = "kube-v1demo"
 CRD = "kubev1demos.v1demo.kubeforge.io"
 
@@ -202,7 +203,7 @@ def test_a_service_account_of_the_user_gets_the_rbac_but_is_never_taken_over(v1_
 
 def test_a_crd_owned_by_olm_v0_is_refused_fast(v1_catalog, run_module, api, kubeconfig):
     name = namespace = "kf-v1conflict-" + os.urandom(3).hex()
-    crd = yaml.safe_load((DATA / "bundles" / PACKAGE / "0.1.0" / "manifests" / "v1demo.kubeforge.io_kubev1demos.yaml").read_text())
+    crd = yaml.safe_load((v1_catalog["bundle_dirs"][PACKAGE] / "0.1.0" / V1DEMO_CRD_FILE).read_text())
     crd["metadata"]["labels"] = {"olm.managed": "true", f"operators.coreos.com/{PACKAGE}.elsewhere": ""}
     extensions = k8s.ApiextensionsV1Api(api)
     core = k8s.CoreV1Api(api)

@@ -8,14 +8,15 @@ operator-controller reports a constraint that the CRD lets through but Mastermin
 
 import json
 import random
-import time
 
 import pytest
 from kubernetes import client
+from lib.polling import poll_until
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import version_constraint as vc
 
-pytestmark = pytest.mark.testbed
+# One xdist worker for every file of this group: the OLM v1 test catalog and ClusterExtensions, shared with the other OLM v1 file.
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olmv1")]
 
 GROUP, VERSION, PLURAL = "olm.operatorframework.io", "v1", "clusterextensions"
 
@@ -114,16 +115,16 @@ def test_operator_controller_reports_the_library_error(olmv1, api, namespace, ve
     name = "kf-version-" + namespace[-6:]
     custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, extension(name, version, namespace))
     try:
-        deadline = time.monotonic() + 60
-        message = None
-        while time.monotonic() < deadline:
+
+        def progressing():
             obj = custom.get_cluster_custom_object(GROUP, VERSION, PLURAL, name)
             conditions = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-            progressing = conditions.get("Progressing") or {}
-            message = progressing.get("message")
-            if progressing.get("reason") == "Retrying" and message:
-                break
-            time.sleep(0.5)
+            return conditions.get("Progressing") or {}
+
+        def retrying(condition):
+            return condition.get("reason") == "Retrying" and bool(condition.get("message"))
+
+        message = poll_until(progressing, 60, 0.5, "Progressing reason Retrying with a message", until=retrying).get("message")
         assert message == err.value.resolver_message
     finally:
         custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)

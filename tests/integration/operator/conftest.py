@@ -1,12 +1,12 @@
 """Fixtures of the kubeforge-operator tests: its CRDs applied from operator/config/crd (as OLM would)."""
 
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.polling import poll_until
 
 OPERATOR_DIR = Path(__file__).resolve().parents[3] / "operator"
 GROUP, VERSION = "operators.kubeforge.io", "v1alpha1"
@@ -33,8 +33,5 @@ def operator_crds(api):
         except ApiException as exc:
             if exc.status != 409:
                 raise
-    deadline = time.monotonic() + 30
-    while not all(established(ext, n) for n in names):
-        assert time.monotonic() < deadline, f"CRDs not established: {names}"
-        time.sleep(0.2)
+    poll_until(lambda: all(established(ext, n) for n in names), 30, 0.2, f"CRDs established: {names}")
     return names

@@ -5,18 +5,21 @@ installed by olm_operator; OLM creates the ServiceAccount and RBAC the CSV decla
 local process with a token of that ServiceAccount - so every reconcile proves the shipped RBAC is enough.
 """
 
+import functools
 import os
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from module_runner import module_runner
+from lib.polling import poll_until
+from lib.runners import run_module_subprocess
 from scc_testlib import scc_object
 
-pytestmark = pytest.mark.testbed
+# One xdist worker for every file of this group: the operator watches every namespace, so it would reconcile
+# test_resource_status's OperatorInstall; its proxy port is fixed.
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("kubeforge-operator")]
 
 ROOT = Path(__file__).resolve().parents[3]
 OPERATOR_DIR = ROOT / "operator"
@@ -30,18 +33,6 @@ V2 = "example.invalid/kubeforge/agent:v2"
 CRASHLOOP = "example.invalid/kubeforge/crashloop:v1"
 
 
-def wait(what, check, timeout=120, interval=0.5):
-    """Poll ``check()`` until it returns something truthy; fail naming ``what`` and the last value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
-
-
 def condition(obj, kind):
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
 
@@ -51,7 +42,7 @@ def operator_catalog(testbed, tmp_path_factory):
     """The operator's catalog, rendered by catalog_render from operator/catalog-template.yaml with the bundle image
     mapped to operator/bundle (nothing pulled), validated by catalog_validate, served by `opm serve` on loopback."""
     work = tmp_path_factory.mktemp("kubeforge-operator-catalog")
-    run = module_runner(work)
+    run = functools.partial(run_module_subprocess, work)
     rendered = run(
         "catalog_render",
         {
@@ -93,7 +84,7 @@ def installed_operator(testbed, api, kubeconfig, operator_catalog, tmp_path_fact
         custom.patch_namespaced_custom_object(
             "operators.coreos.com", "v1alpha1", OPERATOR_NS, "catalogsources", "kubeforge-operator-catalog", {"spec": catalog["spec"]}
         )
-    run = module_runner(tmp_path_factory.mktemp("kubeforge-operator-install"))
+    run = functools.partial(run_module_subprocess, tmp_path_factory.mktemp("kubeforge-operator-install"))
     args = {"kubeconfig": kubeconfig, "package": "kubeforge-operator", "namespace": OPERATOR_NS, "catalog": "kubeforge-operator-catalog", "wait_timeout": 300}
     result = run("olm_operator", args)
     assert not result.get("failed") and result["installed_csv"] == "kubeforge-operator.v0.1.0", result
@@ -174,7 +165,7 @@ def test_operator_install_upgrade_uninstall(api, namespace, testbed, kubeforge_o
         {"package": "kube-demo", "catalog": "testbed-catalog", "channel": "stable", "version": "0.0.1"},
     )
 
-    obj = wait("OperatorInstall Ready with the CSV", ready_at(api, namespace, "operatorinstalls", "kube-demo", 1), 240)
+    obj = poll_until(ready_at(api, namespace, "operatorinstalls", "kube-demo", 1), 240, describe="OperatorInstall Ready with the CSV")
     assert obj["status"]["installedCSV"] == "kube-demo.v0.0.1", obj["status"]
     assert "kube-demo.v0.0.1 is Succeeded" in condition(obj, "Ready")["message"]
     assert condition(obj, "Failed")["status"] == "False"
@@ -182,11 +173,11 @@ def test_operator_install_upgrade_uninstall(api, namespace, testbed, kubeforge_o
     assert ("Normal", "Installed") in events_of(api, namespace, "kube-demo", "OperatorInstall")
 
     patch_spec(api, namespace, "operatorinstalls", "kube-demo", {"version": "0.0.2"})
-    obj = wait("the upgrade to 0.0.2", ready_at(api, namespace, "operatorinstalls", "kube-demo", 2), 240)
+    obj = poll_until(ready_at(api, namespace, "operatorinstalls", "kube-demo", 2), 240, describe="the upgrade to 0.0.2")
     assert obj["status"]["installedCSV"] == "kube-demo.v0.0.2", obj["status"]
 
     delete(api, namespace, "operatorinstalls", "kube-demo")
-    wait("the OperatorInstall gone (finalizer done)", lambda: get(api, namespace, "operatorinstalls", "kube-demo") is None, 240)
+    poll_until(lambda: get(api, namespace, "operatorinstalls", "kube-demo") is None, 240, describe="the OperatorInstall gone (finalizer done)")
     custom = client.CustomObjectsApi(api)
     for plural in ("subscriptions", "clusterserviceversions", "installplans"):
         left = custom.list_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, plural)["items"]
@@ -199,25 +190,25 @@ def test_operator_install_failure_is_reported_with_olms_reason(api, namespace, t
     make_testbed_catalog(api, namespace, testbed)
     create(api, namespace, "operatorinstalls", "OperatorInstall", "missing", {"package": "no-such-operator", "catalog": "testbed-catalog", "waitTimeout": 120})
 
-    obj = wait("the Failed condition", ready_at(api, namespace, "operatorinstalls", "missing", 1, kind="Failed"), 180)
+    obj = poll_until(ready_at(api, namespace, "operatorinstalls", "missing", 1, kind="Failed"), 180, describe="the Failed condition")
     failed = condition(obj, "Failed")
     assert failed["reason"] == "ConstraintsNotSatisfiable", failed
     assert "no-such-operator" in failed["message"] and "Subscription" in failed["message"], failed["message"]
     assert condition(obj, "Ready")["status"] == "False"
     assert ("Warning", "ConstraintsNotSatisfiable") in events_of(api, namespace, "missing", "OperatorInstall")
     delete(api, namespace, "operatorinstalls", "missing")
-    wait("the failed OperatorInstall gone", lambda: get(api, namespace, "operatorinstalls", "missing") is None, 180)
+    poll_until(lambda: get(api, namespace, "operatorinstalls", "missing") is None, 180, describe="the failed OperatorInstall gone")
 
 
 def test_spec_values_are_never_templated(api, namespace, testbed, kubeforge_operator):
     """markUnsafe: a spec value that looks like Jinja reaches the module as text (and fails as a package name)."""
     make_testbed_catalog(api, namespace, testbed)
     create(api, namespace, "operatorinstalls", "OperatorInstall", "jinja", {"package": "{{ 7 * 6 }}", "catalog": "testbed-catalog", "waitTimeout": 60})
-    obj = wait("the Failed condition", ready_at(api, namespace, "operatorinstalls", "jinja", 1, kind="Failed"), 180)
+    obj = poll_until(ready_at(api, namespace, "operatorinstalls", "jinja", 1, kind="Failed"), 180, describe="the Failed condition")
     message = condition(obj, "Failed")["message"]
     assert "{{ 7 * 6 }}" in message and "42" not in message.replace("{{ 7 * 6 }}", ""), message
     delete(api, namespace, "operatorinstalls", "jinja")
-    wait("the OperatorInstall gone", lambda: get(api, namespace, "operatorinstalls", "jinja") is None, 180)
+    poll_until(lambda: get(api, namespace, "operatorinstalls", "jinja") is None, 180, describe="the OperatorInstall gone")
 
 
 # ----------------------------------------------------------------------------------------------------------- SCCGrant
@@ -251,16 +242,16 @@ def scc_name(api):
 
 def test_scc_grant_create_change_delete(api, namespace, scc_name, kubeforge_operator):
     create(api, namespace, "sccgrants", "SCCGrant", "legacy", {"grants": [{"scc": scc_name, "serviceAccounts": ["app"], "namespace": namespace}]})
-    obj = wait("SCCGrant Ready", ready_at(api, namespace, "sccgrants", "legacy", 1), 120)
+    obj = poll_until(ready_at(api, namespace, "sccgrants", "legacy", 1), 120, describe="SCCGrant Ready")
     assert obj["status"]["applied"]["grants"][0]["service_accounts"] == ["app"], obj["status"]
     assert can_use(api, namespace, "app", scc_name) and not can_use(api, namespace, "other", scc_name)
 
     patch_spec(api, namespace, "sccgrants", "legacy", {"grants": [{"scc": scc_name, "serviceAccounts": ["other"], "namespace": namespace}]})
-    wait("SCCGrant Ready at generation 2", ready_at(api, namespace, "sccgrants", "legacy", 2), 120)
+    poll_until(ready_at(api, namespace, "sccgrants", "legacy", 2), 120, describe="SCCGrant Ready at generation 2")
     assert can_use(api, namespace, "other", scc_name) and not can_use(api, namespace, "app", scc_name), "the grant the spec dropped is taken back"
 
     delete(api, namespace, "sccgrants", "legacy")
-    wait("the SCCGrant gone (finalizer done)", lambda: get(api, namespace, "sccgrants", "legacy") is None, 120)
+    poll_until(lambda: get(api, namespace, "sccgrants", "legacy") is None, 120, describe="the SCCGrant gone (finalizer done)")
     assert not can_use(api, namespace, "other", scc_name)
     bindings = client.RbacAuthorizationV1Api(api).list_namespaced_role_binding(namespace).items
     assert [b.metadata.name for b in bindings if scc_name in b.metadata.name] == [], "the binding goes with its last subject"
@@ -269,11 +260,6 @@ def test_scc_grant_create_change_delete(api, namespace, scc_name, kubeforge_oper
 
 
 # ------------------------------------------------------------------------------------------------------ CanaryRollout
-
-
-@pytest.fixture(scope="module")
-def kwok_nodes(testbed):
-    testbed.scale_nodes(NODES)
 
 
 def create_daemonset(api, namespace, name):
@@ -296,10 +282,10 @@ def create_daemonset(api, namespace, name):
         st = ds.status
         return (st.desired_number_scheduled or 0) >= NODES and st.updated_number_scheduled == st.desired_number_scheduled == st.number_available
 
-    wait(f"DaemonSet {name} settled", settled, 90)
+    poll_until(settled, 90, describe=f"DaemonSet {name} settled")
 
 
-def test_canary_rollout_progress_and_restart(api, namespace, kwok_nodes, kubeforge_operator):
+def test_canary_rollout_progress_and_restart(api, namespace, nodes, kubeforge_operator):
     create_daemonset(api, namespace, "agent")
     create(api, namespace, "canaryrollouts", "CanaryRollout", "agent", {"daemonSet": "agent", "images": {"agent": V2}, "requeuePeriod": "1s"})
 
@@ -312,9 +298,9 @@ def test_canary_rollout_progress_and_restart(api, namespace, kwok_nodes, kubefor
             phases.append(phase)
         return phase in ("canary", "fast") and condition(obj, "Progressing").get("status") == "True"
 
-    wait("the rollout in progress, in status", progressing, 120, 0.2)
+    poll_until(progressing, 120, 0.2, describe="the rollout in progress, in status")
     kubeforge_operator.restart()  # mid-rollout: the next reconcile resumes from the DaemonSet's annotations
-    obj = wait("the rollout done", ready_at(api, namespace, "canaryrollouts", "agent", 1), 300)
+    obj = poll_until(ready_at(api, namespace, "canaryrollouts", "agent", 1), 300, describe="the rollout done")
     assert obj["status"]["phase"] == "done" and obj["status"]["updatedNumberScheduled"] == obj["status"]["desiredNumberScheduled"] >= NODES, obj["status"]
     assert set(phases) <= {"canary", "fast", "done"} and phases[0] == "canary", phases
     # ansible-operator read the requeue_after task from the run's events (through the http event plugin).
@@ -324,7 +310,7 @@ def test_canary_rollout_progress_and_restart(api, namespace, kwok_nodes, kubefor
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 3, "the original strategy is restored"
 
 
-def test_canary_rollout_halts_on_crash_loop(api, namespace, kwok_nodes, kubeforge_operator):
+def test_canary_rollout_halts_on_crash_loop(api, namespace, nodes, kubeforge_operator):
     create_daemonset(api, namespace, "agent")
     create(
         api,
@@ -334,7 +320,7 @@ def test_canary_rollout_halts_on_crash_loop(api, namespace, kwok_nodes, kubeforg
         "crash",
         {"daemonSet": "agent", "images": {"agent": CRASHLOOP}, "canaryTimeout": 60, "requeuePeriod": "1s"},
     )
-    obj = wait("the Failed condition", ready_at(api, namespace, "canaryrollouts", "crash", 1, kind="Failed"), 180)
+    obj = poll_until(ready_at(api, namespace, "canaryrollouts", "crash", 1, kind="Failed"), 180, describe="the Failed condition")
     failed = condition(obj, "Failed")
     assert failed["reason"] == "Halted" and "CrashLoopBackOff" in failed["message"], failed
     assert obj["status"]["phase"] == "halted"

@@ -4,7 +4,9 @@ Events on transitions, no write on a no-op, check mode, and clear errors."""
 import pytest
 from kubernetes import client
 
-pytestmark = pytest.mark.testbed
+# One xdist worker for every file of this group: asserts that nothing but the module writes its OperatorInstall,
+# which a running kubeforge-operator would reconcile.
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("kubeforge-operator")]
 GROUP, VERSION = "operators.kubeforge.io", "v1alpha1"
 
 

@@ -7,6 +7,7 @@ import time
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.polling import poll_until
 from testbed.kube import api_client
 
 pytestmark = pytest.mark.testbed
@@ -22,9 +23,7 @@ def _settled(testbed, offset, namespace, count, timeout=15):
     def ours():
         return [r for r in testbed.audit_requests(offset) if f"/namespaces/{namespace}/" in r[1]]
 
-    deadline = time.monotonic() + timeout
-    while len(ours()) < count and time.monotonic() < deadline:
-        time.sleep(0.2)
+    poll_until(ours, timeout, 0.2, f"{count} requests into {namespace} in the audit log", until=lambda requests: len(requests) >= count)
     time.sleep(1)  # anything logged late would show up now and break the exact count below
     return ours()
 

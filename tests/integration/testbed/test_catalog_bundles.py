@@ -6,7 +6,8 @@ import pytest
 from kubernetes import dynamic
 from testbed.kube import wait_for_resource
 
-pytestmark = pytest.mark.testbed
+# One xdist worker for every file of this group: kube-allns' CSV name and kube-demo-addon, which olm/test_operator.py installs and deletes.
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olm-v0-shared-operators")]
 
 
 def _subscribe(api, namespace, testbed, package, approval):

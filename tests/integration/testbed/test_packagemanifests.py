@@ -1,11 +1,11 @@
 """OLM's packageserver on the testbed: the PackageManifest API served through the aggregator."""
 
 import json
-import time
 
 import pytest
 from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
+from lib.polling import poll_until
 from testbed import catalog
 
 pytestmark = pytest.mark.testbed
@@ -22,15 +22,11 @@ def _channel_heads(package):
 
 
 def _wait_for_packages(manifests, namespace, source, expected, timeout=90):
-    deadline = time.monotonic() + timeout
-    names = set()
-    while time.monotonic() < deadline:
+    def by_name():
         items = manifests.get(namespace=namespace, label_selector=f"catalog={source}").to_dict()["items"]
-        names = {item["metadata"]["name"] for item in items}
-        if names >= expected:
-            return {item["metadata"]["name"]: item for item in items}
-        time.sleep(1)
-    raise AssertionError(f"packagemanifests of {source} after {timeout}s: {sorted(names)}, expected {sorted(expected)}")
+        return {item["metadata"]["name"]: item for item in items}
+
+    return poll_until(by_name, timeout, 1, f"packagemanifests {sorted(expected)} of {source}", until=lambda found: set(found) >= expected, show=sorted)
 
 
 def test_packages_api_service_is_available(api):

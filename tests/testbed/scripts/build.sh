@@ -72,13 +72,38 @@ fi
 
 log() { printf '[testbed-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 start=$(date +%s)
+LOGS="$SRC/.logs"
+mkdir -p "$LOGS"
 
-need() { [ -x "$BIN/$1" ] && { log "$1: cached"; return 1; }; log "building $1 ..."; return 0; }
+# Progress: one line per component as it lands, with what is left (a newcomer's `make demo` shows only these lines;
+# the compiler's own output goes to $LOGS/<step>.log and is printed when a step fails).
+progress() {
+  local done=0 left=()
+  for c in $COMPONENTS; do if [ -x "$BIN/$c" ]; then done=$((done + 1)); else left+=("$c"); fi; done
+  log "$* ($done/$(wc -w <<<"$COMPONENTS") built$([ ${#left[@]} -gt 0 ] && printf '; left: %s' "${left[*]}"), $(( $(date +%s) - start )) s)"
+}
+
+# go build of several main packages of one module at once (one compile graph, links in parallel), each binary
+# moved into $BIN only when whole; only the missing binaries are built.
+go_build_into_bin() {  # <module dir> <package prefix> <go build flags...> -- <name...>
+  local wd=$1 prefix=$2; shift 2
+  local flags=() names=() pkgs=() out
+  while [ "$1" != "--" ]; do flags+=("$1"); shift; done; shift
+  for c in "$@"; do [ -x "$BIN/$c" ] || { names+=("$c"); pkgs+=("$prefix/$c"); }; done
+  [ ${#names[@]} -gt 0 ] || return 0
+  out=$(mktemp -d "$BIN/.build.XXXXXX")
+  if [ ${#names[@]} -eq 1 ]; then
+    (cd "$wd" && go build "${flags[@]}" -o "$out/${names[0]}" "${pkgs[0]}")
+  else
+    (cd "$wd" && go build "${flags[@]}" -o "$out/" "${pkgs[@]}")
+  fi
+  for c in "${names[@]}"; do mv "$out/$c" "$BIN/$c"; done
+  rmdir "$out"
+}
 
 # --- Kubernetes control plane: wrapper module replacing each staging module with its published version
-build_k8s() {
-  local wd="$SRC/k8s" stg="v0.${K8S_VERSION#v1.}" minor
-  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+prepare_k8s() {
+  local wd="$SRC/k8s" stg="v0.${K8S_VERSION#v1.}"
   mkdir -p "$wd"
   if [ ! -f "$wd/go.sum" ]; then
     local gomod goline godebug
@@ -107,32 +132,40 @@ import (
 GO
     (cd "$wd" && go mod tidy)
   fi
-  local d ldf="-s -w"
+  (cd "$wd" && go mod download)
+}
+
+build_k8s() {
+  local minor d ldf="-s -w"
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
   d=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=$d"
   done
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    if need "$c"; then
-      (cd "$wd" && CGO_ENABLED=0 go build -ldflags "$ldf" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
-    fi
-  done
+  CGO_ENABLED=0 go_build_into_bin "$SRC/k8s" k8s.io/kubernetes/cmd -ldflags "$ldf" -- \
+    kube-apiserver kube-controller-manager kube-scheduler kubectl
 }
 
-build_etcd() {
-  need etcd || return 0
+prepare_etcd() {
   local wd="$SRC/etcd"
   mkdir -p "$wd"
   if [ ! -f "$wd/go.mod" ]; then
     (cd "$wd" && go mod init local/etcdw >/dev/null 2>&1 && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
   fi
-  (cd "$wd" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3) && mv "$BIN/etcd.tmp" "$BIN/etcd"
+  (cd "$wd" && go mod download)
 }
 
-build_kwok() {
-  need kwok || return 0
-  CGO_ENABLED=0 GOBIN="$BIN" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+build_etcd() {
+  [ -x "$BIN/etcd" ] && return 0
+  local out
+  out=$(mktemp -d "$BIN/.build.XXXXXX")
+  (cd "$SRC/etcd" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3) && mv "$out/etcd" "$BIN/etcd"
+  rmdir "$out"
 }
+
+# kwok through a wrapper module too, so its download is part of the parallel prefetch.
+prepare_kwok() { wrapper kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok >/dev/null; }
+build_kwok() { CGO_ENABLED=0 go_build_into_bin "$SRC/kwok" sigs.k8s.io/kwok/cmd -ldflags "-s -w" -- kwok; }
 
 # A throwaway module requiring <module>@<version>, so `go build` works where `go install m@v` does not:
 # go install looks up the module's deprecation through the proxy's version list, which the proxy refuses
@@ -172,57 +205,91 @@ for line in text.splitlines():
   echo "$wd"
 }
 
-build_olm() {
-  local m=github.com/operator-framework/operator-lifecycle-manager wd c
+OLM_MODULE=github.com/operator-framework/operator-lifecycle-manager
+prepare_olm() {
   # package-server serves the PackageManifest API (packages.operators.coreos.com) through the aggregator.
-  wd=$(wrapper olm "$m" "$OLM_VERSION" "$m/cmd/olm" "$m/cmd/catalog" "$m/cmd/package-server")
-  for c in olm catalog package-server; do
-    if need "$c"; then
-      (cd "$wd" && CGO_ENABLED=0 go build -tags json1 -ldflags "-s -w -X $m/pkg/version.OLMVersion=$OLM_VERSION" \
-        -o "$BIN/$c.tmp" "$m/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
-    fi
-  done
+  wrapper olm "$OLM_MODULE" "$OLM_VERSION" "$OLM_MODULE/cmd/olm" "$OLM_MODULE/cmd/catalog" "$OLM_MODULE/cmd/package-server" >/dev/null
+}
+build_olm() {
+  CGO_ENABLED=0 go_build_into_bin "$SRC/olm" "$OLM_MODULE/cmd" -tags json1 \
+    -ldflags "-s -w -X $OLM_MODULE/pkg/version.OLMVersion=$OLM_VERSION" -- olm catalog package-server
 }
 
+OPM_MODULE=github.com/operator-framework/operator-registry
+prepare_opm() { wrapper opm "$OPM_MODULE" "$OPM_VERSION" "$OPM_MODULE/cmd/opm" >/dev/null; }
 build_opm() {
-  need opm || return 0
-  local m=github.com/operator-framework/operator-registry wd
-  wd=$(wrapper opm "$m" "$OPM_VERSION" "$m/cmd/opm")
-  (cd "$wd" && CGO_ENABLED=1 go build -tags json1,containers_image_openpgp \
-    -ldflags "-s -w -X $m/cmd/opm/version.gitCommit=$OPM_VERSION -X $m/cmd/opm/version.opmVersion=$OPM_VERSION" \
-    -o "$BIN/opm.tmp" "$m/cmd/opm") && mv "$BIN/opm.tmp" "$BIN/opm"
+  CGO_ENABLED=1 go_build_into_bin "$SRC/opm" "$OPM_MODULE/cmd" -tags json1,containers_image_openpgp \
+    -ldflags "-s -w -X $OPM_MODULE/cmd/opm/version.gitCommit=$OPM_VERSION -X $OPM_MODULE/cmd/opm/version.opmVersion=$OPM_VERSION" -- opm
 }
 
 # catalogd and operator-controller (OLM v1). The sumdb has no entry for the module (404): skip it for that one
 # module only. containers_image_openpgp: containers/image's signature code without gpgme (cgo), as upstream builds.
+OLMV1_MODULE=github.com/operator-framework/operator-controller
+prepare_olmv1() {
+  GONOSUMDB=$OLMV1_MODULE WRAPPER_COPY_REPLACES=1 wrapper olmv1 "$OLMV1_MODULE" "$OLMV1_VERSION" \
+    "$OLMV1_MODULE/cmd/catalogd" "$OLMV1_MODULE/cmd/operator-controller" >/dev/null
+}
 build_olmv1() {
-  local m=github.com/operator-framework/operator-controller wd c
-  if [ -x "$BIN/catalogd" ] && [ -x "$BIN/operator-controller" ]; then log "catalogd, operator-controller: cached"; return 0; fi
-  wd=$(GONOSUMDB=$m WRAPPER_COPY_REPLACES=1 wrapper olmv1 "$m" "$OLMV1_VERSION" "$m/cmd/catalogd" "$m/cmd/operator-controller")
-  for c in catalogd operator-controller; do
-    if need "$c"; then
-      (cd "$wd" && GONOSUMDB=$m CGO_ENABLED=0 go build -tags containers_image_openpgp -ldflags "-s -w" \
-        -o "$BIN/$c.tmp" "$m/cmd/$c") && mv "$BIN/$c.tmp" "$BIN/$c"
-    fi
-  done
+  GONOSUMDB=$OLMV1_MODULE CGO_ENABLED=0 go_build_into_bin "$SRC/olmv1" "$OLMV1_MODULE/cmd" -tags containers_image_openpgp \
+    -ldflags "-s -w" -- catalogd operator-controller
 }
 
 # ansible-operator, the runtime of Ansible-based operators (its Makefile builds with CGO_ENABLED=0).
+ANSIBLE_OPERATOR_MODULE=github.com/operator-framework/ansible-operator-plugins
+prepare_ansible_operator() {
+  wrapper ansible-operator "$ANSIBLE_OPERATOR_MODULE" "$ANSIBLE_OPERATOR_VERSION" "$ANSIBLE_OPERATOR_MODULE/cmd/ansible-operator" >/dev/null
+}
 build_ansible_operator() {
-  need "$ANSIBLE_OPERATOR_BINARY" || return 0
-  local m=github.com/operator-framework/ansible-operator-plugins wd
-  wd=$(wrapper ansible-operator "$m" "$ANSIBLE_OPERATOR_VERSION" "$m/cmd/ansible-operator")
-  (cd "$wd" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$ANSIBLE_OPERATOR_BINARY.tmp" "$m/cmd/ansible-operator") \
-    && mv "$BIN/$ANSIBLE_OPERATOR_BINARY.tmp" "$BIN/$ANSIBLE_OPERATOR_BINARY"
+  [ -x "$BIN/$ANSIBLE_OPERATOR_BINARY" ] && return 0
+  local out
+  out=$(mktemp -d "$BIN/.build.XXXXXX")
+  (cd "$SRC/ansible-operator" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$out/$ANSIBLE_OPERATOR_BINARY" "$ANSIBLE_OPERATOR_MODULE/cmd/ansible-operator") \
+    && mv "$out/$ANSIBLE_OPERATOR_BINARY" "$BIN/$ANSIBLE_OPERATOR_BINARY"
+  rmdir "$out"
 }
 
-build_k8s
-build_etcd
-build_kwok
-build_olm
-build_opm
-build_olmv1
-build_ansible_operator
+# step -> the binaries it makes (a step whose binaries are all present is skipped, its download too).
+declare -A STEP_BINARIES=(
+  [k8s]="kube-apiserver kube-controller-manager kube-scheduler kubectl" [etcd]="etcd" [kwok]="kwok"
+  [olm]="olm catalog package-server" [opm]="opm" [olmv1]="catalogd operator-controller"
+  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY"
+)
+step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || return 0; done; return 1; }
+
+# Every download starts at once (the network is idle while the compiler works); two compile lanes keep both CPUs
+# busy through each build's single-threaded link and its tail of few packages. Largest first in each lane.
+# A download's exit status lands in prepare-<step>.rc: the lanes are subshells and cannot `wait` for their siblings.
+rm -f "$LOGS"/prepare-*.rc
+PREPARED=" "
+for step in k8s olm olmv1 kwok opm ansible_operator etcd; do
+  step_needed "$step" || { log "${STEP_BINARIES[$step]}: cached"; continue; }
+  ( rc=0; "prepare_$step" >"$LOGS/prepare-$step.log" 2>&1 || rc=$?; echo "$rc" >"$LOGS/prepare-$step.rc" ) &
+  PREPARED+="$step "
+done
+
+run_step() {
+  local step=$1 t0
+  case "$PREPARED" in *" $step "*) ;; *) return 0 ;; esac
+  while [ ! -s "$LOGS/prepare-$step.rc" ]; do sleep 1; done
+  if [ "$(cat "$LOGS/prepare-$step.rc")" != 0 ]; then
+    cat "$LOGS/prepare-$step.log" >&2; log "downloading the modules of ${STEP_BINARIES[$step]} failed"; return 1
+  fi
+  log "building ${STEP_BINARIES[$step]} ..."
+  t0=$(date +%s)
+  if ! "build_$step" >"$LOGS/build-$step.log" 2>&1; then
+    cat "$LOGS/build-$step.log" >&2; log "building ${STEP_BINARIES[$step]} failed"; return 1
+  fi
+  progress "${STEP_BINARIES[$step]}: built in $(( $(date +%s) - t0 )) s"
+}
+lane() { local step; for step in "$@"; do run_step "$step" || return 1; done; }
+
+lane k8s olmv1 etcd & lane_a=$!
+lane olm kwok opm ansible_operator & lane_b=$!
+failed=0
+wait "$lane_a" || failed=1
+wait "$lane_b" || failed=1
+wait  # the downloads of a lane that stopped early
+[ "$failed" = 0 ] || { echo "build.sh: the testbed build failed (logs: $LOGS)" >&2; exit 1; }
 
 # Source trees the testbed reads at run time (CRDs, default stages) come from the module cache.
 (cd "$SRC/olm" && go mod download "sigs.k8s.io/kwok@$KWOK_VERSION" "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" >/dev/null)

@@ -1,21 +1,20 @@
 """The testbed's process control, on real (tiny) processes."""
 
 import socket
-import time
 
+from lib.polling import poll_until
 from testbed import procs
 
 
 def test_stop_kills_the_whole_process_group(tmp_path):
     # bash with a background child: stopping must take both down (the child is in the same session/group).
     record = procs.start("sleeper", ["bash", "-c", "sleep 300 & echo child=$!; wait"], tmp_path)
-    deadline = time.monotonic() + 5
-    child = None
-    while time.monotonic() < deadline and child is None:
-        for line in (tmp_path / "sleeper.log").read_text().splitlines():
-            if line.startswith("child="):
-                child = int(line.split("=")[1])
-        time.sleep(0.05)
+
+    def child_pid():
+        lines = (tmp_path / "sleeper.log").read_text().splitlines()
+        return next((int(line.split("=")[1]) for line in lines if line.startswith("child=")), None)
+
+    child = poll_until(child_pid, 5, 0.05, "the child's pid in the log", until=lambda pid: pid is not None)
     assert child and procs.alive(child)
     assert procs.alive(record["pid"], record["binary"])
 
@@ -45,9 +44,7 @@ def test_free_port_is_free_and_port_open_sees_a_listener():
 
 def test_start_records_the_command_line_in_the_log(tmp_path):
     record = procs.start("echoer", ["echo", "hello"], tmp_path, env={"X": "1"})
-    deadline = time.monotonic() + 5
-    while procs.alive(record["pid"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    poll_until(lambda: not procs.alive(record["pid"]), 5, 0.05, "echo to exit")
     text = (tmp_path / "echoer.log").read_text()
     assert "starting echo hello" in text
     assert "hello\n" in text

@@ -2,6 +2,7 @@
 
 import pytest
 from kubernetes.client.rest import ApiException
+from lib.fakes import FakeModule, ModuleExit
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError
@@ -55,29 +56,9 @@ def test_messages_and_tracebacks_are_bounded():
     assert excerpt("abc", 2) == "ab… (1 more characters)" and excerpt("ab", 2) == "ab"
 
 
-class Exited(Exception):
-    pass
-
-
-class FakeModule:
-    def __init__(self):
-        self.warnings, self.exited, self.failed = [], None, None
-
-    def warn(self, msg):
-        self.warnings.append(msg)
-
-    def exit_json(self, **kwargs):
-        self.exited = kwargs
-        raise Exited()
-
-    def fail_json(self, **kwargs):
-        self.failed = kwargs
-        raise Exited()
-
-
 def test_run_module_exits_with_result_and_warnings():
     module = FakeModule()
-    with pytest.raises(Exited):
+    with pytest.raises(ModuleExit):
         run_module(module, lambda m: {"x": 1, "warnings": ["w1"]})
     assert module.exited == {"x": 1, "changed": False} and module.warnings == ["w1"]
 
@@ -88,7 +69,7 @@ def test_run_module_sends_warnings_of_a_failure_to_warn():
     def execute(m):
         raise KubeforgeError("refused", result={"partial": 1, "warnings": ["careful"]})
 
-    with pytest.raises(Exited):
+    with pytest.raises(ModuleExit):
         run_module(module, execute)
     assert module.failed["msg"] == "refused" and module.failed["partial"] == 1
     assert "warnings" not in module.failed and module.warnings == ["careful"]
@@ -98,7 +79,7 @@ def test_run_module_sends_warnings_of_a_failure_to_warn():
 def test_run_module_returns_diff_only_in_diff_mode(diff_mode, kept):
     module = FakeModule()
     module._diff = diff_mode
-    with pytest.raises(Exited):
+    with pytest.raises(ModuleExit):
         run_module(module, lambda m: {"changed": True, "diff": {"before": {}, "after": {"a": 1}}})
     assert ("diff" in module.exited) is kept and module.exited["changed"] is True
 
@@ -109,10 +90,10 @@ def test_run_module_fails_from_exception_and_missing_library():
     def execute(m):
         raise FBCError("broken")
 
-    with pytest.raises(Exited):
+    with pytest.raises(ModuleExit):
         run_module(module, execute)
     assert module.failed["msg"] == "broken" and module.exited is None
     module = FakeModule()
-    with pytest.raises(Exited):
+    with pytest.raises(ModuleExit):
         run_module(module, execute, requirements=[("PyYAML", "Traceback: no yaml")])
     assert "PyYAML" in module.failed["msg"] and module.failed["exception"] == "Traceback: no yaml"

@@ -46,7 +46,7 @@ def test_selector_and_operator_condition_in_the_result(run, fake):
     assert not res.get("failed"), res
     assert res["changed"] is True and res["phase"] == ro.CANARY
     assert res["canary_nodes"] == ["n1", "n3"]
-    assert json.loads(fake.ds()["metadata"]["annotations"][ro.NODES]) == ["n1", "n3"]
+    assert json.loads(fake.stored("DaemonSet", "agent")["metadata"]["annotations"][ro.NODES]) == ["n1", "n3"]
     upgradeable = res["operator_condition"]["upgradeable"]
     assert (upgradeable["status"], upgradeable["reason"]) == ("False", uc.IN_PROGRESS)
     assert upgradeable == uc.public(uc.find(fake.objects[uc.KIND][0]["spec"]["conditions"]))

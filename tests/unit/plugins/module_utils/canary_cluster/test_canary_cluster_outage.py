@@ -1,7 +1,7 @@
 """canary_cluster/rollout.py while the API server is unreachable (a restart): in the watch loop, a patch or an
 Event that fails for that reason is made again once it answers, within k8s.observe.TRANSIENT_SECONDS; real errors
-still fail at once. The fake is canary_testlib's CanaryClient, driven by a stand-in for k8s.observe.observe that
-calls the loop's decision function with the fake's objects; the real thing runs against a restarted kube-apiserver
+still fail at once. The fake is canary_testlib's cluster (lib.fakes.FakeDynamicClient), driven by a stand-in for
+k8s.observe.observe that calls the loop's decision function with the fake's objects; the real thing runs against a restarted kube-apiserver
 in tests/integration/canary/test_canary_resilience.py.
 """
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 from canary_testlib import H1, H2, NODES, V1, V2, cluster, params, pod, revision
-from olm_info_testlib import api_exception
+from lib.fakes import api_exception
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as ro
@@ -62,8 +62,8 @@ def test_a_patch_refused_while_the_api_server_restarts_is_made_again(monkeypatch
     patches = client.writes("DaemonSet")
     assert len(patches) == 2 + 3  # two refused, then start, widen, complete
     assert patches[0] == patches[1] == patches[2]  # the same guarded patch, decided again from the same state
-    assert client.ds()["spec"]["template"]["spec"]["containers"][0]["image"] == V2
-    assert ro.PHASE not in (client.ds()["metadata"].get("annotations") or {})
+    assert client.stored("DaemonSet", "agent")["spec"]["template"]["spec"]["containers"][0]["image"] == V2
+    assert ro.PHASE not in (client.stored("DaemonSet", "agent")["metadata"].get("annotations") or {})
 
 
 def test_pod_deletions_refused_while_the_api_server_restarts_are_made_again(monkeypatch):

@@ -2,7 +2,7 @@
 testbed cannot produce on demand (a resourceVersion guard that keeps failing, an Event that cannot be written, an
 OperatorCondition that keeps changing), the requests each path sends and in which order, and check mode.
 
-The fake is canary_testlib's CanaryClient (olm_info_testlib's FakeClient plus the writes of a rollout; with
+The fake is canary_testlib's cluster in lib.fakes.FakeDynamicClient (reads and the writes of a rollout; with
 ``dry_run`` like kubernetes.core's client in check mode). The rollouts themselves run on the testbed
 (tests/integration/canary).
 """
@@ -28,7 +28,7 @@ from canary_testlib import (
     revision,
     template,
 )
-from olm_info_testlib import api_exception
+from lib.fakes import DiscoveredResource, api_exception
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import condition as uc
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as ro
@@ -118,8 +118,8 @@ def test_a_failed_guard_is_retried_with_a_fresh_read():
     assert len(client.writes("DaemonSet")) == 3
     reads = [r for r in client.requests if r[:3] == ("DaemonSet", "GET", "agent")]
     assert len(reads) >= 1 + 3 + 1  # before, one read per attempt, the read after the step
-    assert client.ds()["spec"]["template"]["spec"]["containers"][0]["image"] == V2
-    assert client.ds()["spec"]["updateStrategy"] == ro.CANARY_STRATEGY
+    assert client.stored("DaemonSet", "agent")["spec"]["template"]["spec"]["containers"][0]["image"] == V2
+    assert client.stored("DaemonSet", "agent")["spec"]["updateStrategy"] == ro.CANARY_STRATEGY
 
 
 @pytest.mark.parametrize("status", [409, 422])
@@ -129,7 +129,7 @@ def test_a_guard_that_keeps_failing_gives_up_after_guard_retries(status):
     with pytest.raises(glue.CanaryError, match=f"kept changing while the rollout tried to patch it \\({glue.GUARD_RETRIES} attempts\\)"):
         glue.run(client, params(), False)
     assert len(client.writes("DaemonSet")) == glue.GUARD_RETRIES
-    assert client.ds() == daemonset()
+    assert client.stored("DaemonSet", "agent") == daemonset()
     assert client.writes("Event") == []
 
 
@@ -139,7 +139,7 @@ def test_a_stale_read_fails_the_guard_of_the_fake_too():
     ds = glue.canary_observe.daemonset_state(daemonset())
     stale = ro.plan_first_patch(ds._replace(resource_version="99"), template(V2))
     with pytest.raises(Exception) as failure:
-        client.patch(type("R", (), {"kind": "DaemonSet"})(), stale, name="agent", namespace=NS, content_type="application/json-patch+json")
+        client.patch(DiscoveredResource("DaemonSet", "apps/v1"), stale, name="agent", namespace=NS, content_type="application/json-patch+json")
     assert failure.value.status == 422
 
 
@@ -184,7 +184,7 @@ def test_check_mode_predicts_the_start_and_changes_nothing():
     assert result["diff"]["after"]["updateStrategy"] == ro.CANARY_STRATEGY
     assert result["diff"]["after"]["template"]["spec"]["containers"][0]["image"] == V2
     assert [r[:2] for r in client.writes()] == [("DaemonSet", "PATCH")]  # sent as a dry run, no Event
-    assert client.ds() == daemonset() and result["events"] == []
+    assert client.stored("DaemonSet", "agent") == daemonset() and result["events"] == []
 
 
 def test_check_mode_on_a_finished_rollout_predicts_no_change():
@@ -202,7 +202,7 @@ def test_check_mode_predicts_a_resumed_step():
     result = glue.run(client, params(), True)
     assert result["changed"] is True and result["phase"] == ro.FAST
     assert result["diff"]["after"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}}
-    assert client.ds() == ds
+    assert client.stored("DaemonSet", "agent") == ds
 
 
 # ------------------------------------------------------------------------------------------- node selector
@@ -215,9 +215,9 @@ def test_the_selector_is_listed_once_and_the_matching_nodes_with_pods_are_record
     result = glue.run(client, params(canary_node_selector=" canary == true "), False)
     assert result["changed"] is True and result["phase"] == ro.CANARY
     assert [r for r in client.requests if r[0] == "Node"] == [("Node", "LIST", "canary=true", None)]
-    annotations = client.ds()["metadata"]["annotations"]
+    annotations = client.stored("DaemonSet", "agent")["metadata"]["annotations"]
     assert json.loads(annotations[ro.NODES]) == ["n2", "n3"]
-    assert client.ds()["spec"]["updateStrategy"] == ro.ON_DELETE_STRATEGY
+    assert client.stored("DaemonSet", "agent")["spec"]["updateStrategy"] == ro.ON_DELETE_STRATEGY
     assert result["canary_nodes"] == ["n2", "n3"]
 
 
@@ -225,7 +225,7 @@ def test_check_mode_reports_the_nodes_it_would_record():
     client = cluster(nodes=LABELLED, dry_run=True)
     result = glue.run(client, params(canary_node_selector="canary=true"), True)
     assert result["changed"] is True and result["canary_nodes"] == ["n2", "n3"]
-    assert ro.NODES not in (client.ds()["metadata"].get("annotations") or {})
+    assert ro.NODES not in (client.stored("DaemonSet", "agent")["metadata"].get("annotations") or {})
 
 
 def test_a_resumed_rollout_does_not_list_nodes():
@@ -326,7 +326,7 @@ def test_the_last_step_releases_the_operator_condition_after_the_daemonset_patch
     assert [r[:2] for r in client.writes()] == [("DaemonSet", "PATCH"), (uc.KIND, "PATCH"), ("Event", "CREATE")]
     condition = upgradeable_of(client)
     assert (condition["status"], condition["reason"], condition["message"]) == ("True", uc.COMPLETED, f"DaemonSet {NS}/agent: canary rollout completed")
-    assert client.ds()["spec"]["updateStrategy"] == ORIGINAL
+    assert client.stored("DaemonSet", "agent")["spec"]["updateStrategy"] == ORIGINAL
 
     again = glue.run(client, params(operator_condition="op.v1", operator_condition_namespace="operators"), False)
     assert again["changed"] is False and again["operator_condition"]["changed"] is False

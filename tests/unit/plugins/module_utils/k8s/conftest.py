@@ -1,9 +1,11 @@
 # Fixtures for the kubernetes.core adapter tests (plugins/module_utils/k8s).
+import functools
 import os
 
 import kubernetes
 import pytest
 import yaml
+from lib.fakes import FakeModule
 
 AUTH_ENV_PREFIX = "K8S_AUTH_"
 
@@ -45,22 +47,10 @@ def kubeconfig_file(tmp_path):
     return str(path)
 
 
-class FakeModule:
-    """The subset of AnsibleK8SModule that kubernetes.core's client code uses."""
-
-    def __init__(self, params=None, check_mode=False):
-        from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import auth_argspec
-
-        self.params = {name: None for name in auth_argspec()}
-        self.params.update(params or {})
-        self.check_mode = check_mode
-        self.server_side_dry_run = check_mode
-        self.required = []
-
-    def requires(self, dependency, minimum=None, reason=None):
-        self.required.append((dependency, minimum, reason))
-
-
 @pytest.fixture
 def fake_module():
-    return FakeModule
+    """``fake_module(params=None, check_mode=False)``: a lib.fakes.FakeModule with the auth options, for
+    kubernetes.core's client code."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import auth_argspec
+
+    return functools.partial(FakeModule, argument_spec=auth_argspec())

@@ -6,7 +6,8 @@ import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as core_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
 from kubernetes.client.exceptions import ApiException
-from kubernetes.dynamic.exceptions import ResourceNotFoundError, UnauthorizedError
+from kubernetes.dynamic.exceptions import UnauthorizedError
+from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import client as kf_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
@@ -142,44 +143,27 @@ def test_get_client_keeps_the_api_servers_reason_of_a_rejected_discovery(monkeyp
     assert caught.value.status == 401 and caught.value.failure_fields() == {"status": 401}
 
 
-class FakeDiscoverer:
-    def __init__(self, known_after_refresh=True):
-        self.known = False
-        self.known_after_refresh = known_after_refresh
-        self.invalidations = 0
-
-    def get(self, **kwargs):
-        if not self.known:
-            raise ResourceNotFoundError(f"No matches found for {kwargs}")
-        return ("resource", kwargs["api_version"], kwargs["kind"])
-
-    def invalidate_cache(self):
-        self.invalidations += 1
-        self.known = self.known_after_refresh
+def served_after_refresh(*served):
+    """A dynamic client whose discovery cache is empty: ``served`` kinds are found after a refresh."""
+    return FakeDynamicClient(served=served, cached=())
 
 
 def test_find_resource_refreshes_discovery_once_on_miss():
-    dyn = mock.Mock()
-    dyn.resources = FakeDiscoverer()
-    assert kf_client.find_resource(dyn, "CatalogSource", "operators.coreos.com/v1alpha1") == (
-        "resource",
-        "operators.coreos.com/v1alpha1",
-        "CatalogSource",
-    )
+    dyn = served_after_refresh(("operators.coreos.com/v1alpha1", "CatalogSource"))
+    resource = kf_client.find_resource(dyn, "CatalogSource", "operators.coreos.com/v1alpha1")
+    assert (resource.api_version, resource.kind) == ("operators.coreos.com/v1alpha1", "CatalogSource")
     assert dyn.resources.invalidations == 1
 
 
 def test_find_resource_gives_up_after_one_refresh():
-    dyn = mock.Mock()
-    dyn.resources = FakeDiscoverer(known_after_refresh=False)
+    dyn = served_after_refresh()
     with pytest.raises(K8sError, match="Failed to find exact match for example.com/v1.Widget"):
         kf_client.find_resource(dyn, "Widget", "example.com/v1")
     assert dyn.resources.invalidations == 1
 
 
 def test_find_resource_without_refresh():
-    dyn = mock.Mock()
-    dyn.resources = FakeDiscoverer()
+    dyn = served_after_refresh(("example.com/v1", "Widget"))
     with pytest.raises(K8sError):
         kf_client.find_resource(dyn, "Widget", "example.com/v1", refresh_on_miss=False)
     assert dyn.resources.invalidations == 0

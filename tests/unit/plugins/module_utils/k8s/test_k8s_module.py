@@ -4,6 +4,7 @@
 import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from kubernetes.client.rest import ApiException
+from lib.fakes import FakeModule, ModuleExit
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import module as kf_module
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import AUTH_OPTION_NAMES
@@ -11,36 +12,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import failure_from_exception
 
 
-class Exited(Exception):
-    def __init__(self, kind, kwargs):
-        super().__init__(kind)
-        self.kind = kind
-        self.kwargs = kwargs
-
-
-class FakeAnsibleModule:
-    """Stands in for AnsibleModule: records the constructor kwargs, raises on exit/fail."""
-
-    def __init__(self, **kwargs):
-        self.init_kwargs = kwargs
-        self.params = {name: None for name in kwargs["argument_spec"]}
-        self.check_mode = False
-        self._diff = False
-        self._name = "fake"
-        self.warnings = []
-
-    def warn(self, msg):
-        self.warnings.append(msg)
-
-    def exit_json(self, **kwargs):
-        raise Exited("exit", kwargs)
-
-    def fail_json(self, **kwargs):
-        raise Exited("fail", kwargs)
-
-
 def make(**kwargs):
-    return kf_module.KubeforgeModule(module_class=FakeAnsibleModule, **kwargs)
+    return kf_module.KubeforgeModule(module_class=FakeModule, **kwargs)
 
 
 def test_argspec_includes_auth_and_optionally_wait():
@@ -68,17 +41,17 @@ def test_dry_run_follows_check_mode():
 
 
 def test_run_exits_with_result():
-    with pytest.raises(Exited) as info:
+    with pytest.raises(ModuleExit) as info:
         make().run(lambda m: {"changed": True, "result": {"a": 1}})
     assert info.value.kind == "exit"
-    assert info.value.kwargs == {"changed": True, "result": {"a": 1}}
+    assert info.value.result == {"changed": True, "result": {"a": 1}}
 
 
 def test_run_passes_warnings_to_module_warn():
     module = make()
-    with pytest.raises(Exited) as info:
+    with pytest.raises(ModuleExit) as info:
         module.run(lambda m: {"warnings": ["careful"]})
-    assert info.value.kwargs == {"changed": False}
+    assert info.value.result == {"changed": False}
     assert module._module.warnings == ["careful"]
 
 
@@ -86,9 +59,9 @@ def test_run_maps_timeout_to_failure_with_partial_result():
     def execute(module):
         raise ResourceTimeoutError("Timed out", last_object={"status": {"phase": "Installing"}}, duration=3.5)
 
-    with pytest.raises(Exited) as info:
+    with pytest.raises(ModuleExit) as info:
         make().run(execute)
-    out = info.value.kwargs
+    out = info.value.result
     assert info.value.kind == "fail"
     assert out["msg"] == "Timed out"
     assert out["result"] == {"status": {"phase": "Installing"}}
@@ -115,9 +88,9 @@ def test_run_merges_partial_results_of_errors():
     def execute(module):
         raise K8sError("nope", result={"changed": False})
 
-    with pytest.raises(Exited) as info:
+    with pytest.raises(ModuleExit) as info:
         make().run(execute)
-    assert info.value.kwargs["msg"] == "nope" and info.value.kwargs["changed"] is False
+    assert info.value.result["msg"] == "nope" and info.value.result["changed"] is False
 
 
 def test_wait_for_skips_in_check_mode_and_without_wait(monkeypatch):

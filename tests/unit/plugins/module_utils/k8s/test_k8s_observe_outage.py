@@ -1,8 +1,8 @@
 """observe(): an API server that is unreachable for a while (a restart) is waited for; one that stays away, or
 answers with a real error, fails the wait. transient_error() tells requests of the first kind from the others.
 
-The dynamic client, its resources and their streams are fakes (connection errors on demand); the same code runs
-against a restarted kube-apiserver in tests/integration/canary/test_canary_resilience.py.
+The dynamic client (lib.fakes), its resources and their streams are fakes (connection errors on demand); the same
+code runs against a restarted kube-apiserver in tests/integration/canary/test_canary_resilience.py.
 """
 
 import threading
@@ -10,6 +10,7 @@ import time
 
 import pytest
 from kubernetes.client.rest import ApiException
+from lib.fakes import FakeDynamicClient
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
@@ -104,15 +105,6 @@ class FakeResource:
         yield from QuietStream(self.closed).stream()
 
 
-class FakeDynamicClient:
-    def __init__(self, resource):
-        self.resources = self
-        self.resource = resource
-
-    def get(self, api_version=None, kind=None):
-        return self.resource
-
-
 @pytest.fixture
 def fast_retries(monkeypatch):
     monkeypatch.setattr(kf_observe, "RETRY_PAUSE_FIRST", 0.001)
@@ -123,8 +115,9 @@ def watch_one(resource, timeout=10):
     def on_change(snapshot):
         return sorted(snapshot["maps"]) or None
 
+    client = FakeDynamicClient(handles={("v1", "ConfigMap"): resource})
     try:
-        return kf_observe.observe(FakeDynamicClient(resource), [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, timeout)
+        return kf_observe.observe(client, [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, timeout)
     finally:
         resource.closed.set()
 

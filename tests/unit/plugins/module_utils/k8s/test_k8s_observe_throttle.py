@@ -9,6 +9,8 @@ import json
 import threading
 import time
 
+from lib.fakes import FakeDynamicClient
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
 
 
@@ -48,15 +50,6 @@ class StreamingResource:
         return {"metadata": {"resourceVersion": "7"}, "items": []}
 
 
-class FakeDynamicClient:
-    def __init__(self, resource):
-        self.resources = self
-        self.resource = resource
-
-    def get(self, api_version=None, kind=None):
-        return self.resource
-
-
 def burn_cpu(seconds):
     """Use ``seconds`` of this thread's CPU time (what the throttle measures)."""
     end = time.thread_time() + seconds
@@ -76,8 +69,9 @@ def watch(resource, cost, throttle, done_at):
         calls.append((started, time.monotonic(), seen))
         return seen if seen >= done_at else None
 
+    client = FakeDynamicClient(handles={("v1", "ConfigMap"): resource})
     try:
-        outcome = kf_observe.observe(FakeDynamicClient(resource), [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, 20, throttle=throttle)
+        outcome = kf_observe.observe(client, [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, 20, throttle=throttle)
     finally:
         resource.closed.set()
     return calls, outcome

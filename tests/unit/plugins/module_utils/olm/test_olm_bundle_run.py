@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from bundle_run_testlib import catalog_for_bundle_dirs
+from lib.fakes import FakeModule
 from testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import Result
@@ -426,7 +427,7 @@ def module(**params):
         "wait_timeout": 60,
     }
     base.update(params)
-    return SimpleNamespace(params=base, check_mode=False, _diff=False, client="client")
+    return FakeModule(base, client="client")
 
 
 def pod_name(digest):

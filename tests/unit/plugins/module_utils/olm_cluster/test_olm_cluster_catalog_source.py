@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
+from lib.fakes import FakeModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
@@ -154,21 +155,14 @@ class ApplyRecorder:
         return dict(definition, metadata=dict(definition["metadata"], resourceVersion="1"))
 
 
-class FakeModule:
+def catalog_source_module(resource, **params):
     """What olm_cluster.catalog_source reads of a KubeforgeModule; params start from the module's own defaults."""
-
-    def __init__(self, resource, **params):
-        self.params = {key: spec.get("default") for key, spec in olm_catalog_source.argspec().items()}
-        self.params.update(name="c", namespace="olm", address="127.0.0.1:1", wait=False, wait_timeout=120)
-        self.params.update(params)
-        self.client = K8SClient(configuration=None, client=None, dry_run=False)
-        self.check_mode = False
-        self._diff = False
-        self._resource = resource
-
-    def resource(self, kind, api_version):
-        assert (kind, api_version) == ("CatalogSource", "operators.coreos.com/v1alpha1")
-        return self._resource
+    return FakeModule(
+        {"name": "c", "namespace": "olm", "address": "127.0.0.1:1", "wait": False, "wait_timeout": 120, **params},
+        argument_spec=olm_catalog_source.argspec(),
+        client=K8SClient(configuration=None, client=None, dry_run=False),
+        resources={("CatalogSource", "operators.coreos.com/v1alpha1"): resource},
+    )
 
 
 def conflict(managers):
@@ -183,7 +177,7 @@ def conflict(managers):
 def test_force_conflicts_is_off_by_default():
     assert olm_catalog_source.argspec()["force_conflicts"] == {"type": "bool", "default": False}
     resource = ApplyRecorder()
-    result = glue.execute(FakeModule(resource))
+    result = glue.execute(catalog_source_module(resource))
     assert result["changed"] is True
     [params] = resource.applies
     assert params["force_conflicts"] is False
@@ -192,7 +186,7 @@ def test_force_conflicts_is_off_by_default():
 
 def test_force_conflicts_true_reaches_the_request():
     resource = ApplyRecorder()
-    glue.execute(FakeModule(resource, force_conflicts=True))
+    glue.execute(catalog_source_module(resource, force_conflicts=True))
     assert [params["force_conflicts"] for params in resource.applies] == [True]
 
 
@@ -210,7 +204,7 @@ def test_apply_helper_passes_force_conflicts(force):
 def test_a_conflict_fails_with_the_servers_message_and_names_the_option():
     error, message = conflict(["marketplace-operator"])
     with pytest.raises(K8sError) as info:
-        glue.execute(FakeModule(ApplyRecorder(error=error), display_name="Mine"))
+        glue.execute(catalog_source_module(ApplyRecorder(error=error), display_name="Mine"))
     assert info.value.status == 409
     text = str(info.value)
     assert text.startswith(f"Failed to apply CatalogSource c: {message}")
@@ -222,6 +216,6 @@ def test_other_api_errors_are_not_called_conflicts():
     error = ApiException(status=403, reason="Forbidden")
     error.body = json.dumps({"kind": "Status", "message": 'catalogsources.operators.coreos.com "c" is forbidden', "code": 403})
     with pytest.raises(K8sError) as info:
-        glue.execute(FakeModule(ApplyRecorder(error=error)))
+        glue.execute(catalog_source_module(ApplyRecorder(error=error)))
     assert info.value.status == 403
     assert "force_conflicts" not in str(info.value) and "is forbidden" in str(info.value)

@@ -8,7 +8,8 @@ on one resource. The real requests against OLM are in tests/integration/olm/test
 """
 
 import pytest
-from olm_info_testlib import NS, OPERATORS, PACKAGES, FakeClient, api_exception, cluster, package_manifest
+from lib.fakes import api_exception
+from olm_info_testlib import NS, OPERATORS, PACKAGES, cluster, olm_client, package_manifest
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import info as glue
@@ -66,7 +67,7 @@ def test_every_operator_of_the_namespace_lists_each_kind_once():
 
 
 def test_an_empty_namespace_sends_one_request():
-    client = FakeClient({})
+    client = olm_client({})
     assert glue.operator_info(client, NS) == {"operators": []}
     assert client.requests == [("Subscription", "LIST", None, None)]
 

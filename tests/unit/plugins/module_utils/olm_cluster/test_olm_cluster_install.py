@@ -10,7 +10,7 @@ import io
 import urllib.error
 
 import pytest
-from kubernetes.dynamic.exceptions import NotFoundError
+from lib.fakes import DiscoveredResource, FakeDynamicClient
 from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
@@ -117,28 +117,21 @@ def test_refused_before_any_download(kwargs, fragment):
     assert opener.calls == []
 
 
-class FakeClient:
-    """``get(resource, name=...)`` from a dict of APIServices; anything else is NotFound."""
-
-    def __init__(self, objects):
-        self.objects = objects
-        self.asked = []
-
-    def get(self, resource, name=None, namespace=None, **kwargs):
-        self.asked.append(name)
-        if name not in self.objects:
-            raise NotFoundError(type("E", (), {"status": 404, "reason": "NotFound", "body": "", "headers": {}})())
-        return self.objects[name]
+APISERVICES = DiscoveredResource(install.APISERVICE_KIND, install.APISERVICE_API_VERSION)
 
 
 def apiservice(name, service):
     return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name}, "spec": {"service": service}}
 
 
+def cluster_with(*apiservices):
+    return FakeDynamicClient({"APIService": list(apiservices)})
+
+
 def test_detect_openshift():
-    openshift = FakeClient({"v1.route.openshift.io": apiservice("v1.route.openshift.io", {"namespace": "openshift-apiserver", "name": "api"})})
-    assert "openshift-apiserver/api" in install.detect_openshift(openshift, resource="apiservices")
-    assert openshift.asked == list(mf.OPENSHIFT_APISERVICES)
-    crds_only = FakeClient({"v1.project.openshift.io": apiservice("v1.project.openshift.io", None)})
-    assert install.detect_openshift(crds_only, resource="apiservices") is None
-    assert install.detect_openshift(FakeClient({}), resource="apiservices") is None
+    openshift = cluster_with(apiservice("v1.route.openshift.io", {"namespace": "openshift-apiserver", "name": "api"}))
+    assert "openshift-apiserver/api" in install.detect_openshift(openshift, resource=APISERVICES)
+    assert [name for _kind, _verb, name, _field_selector in openshift.requests] == list(mf.OPENSHIFT_APISERVICES)
+    crds_only = cluster_with(apiservice("v1.project.openshift.io", None))
+    assert install.detect_openshift(crds_only, resource=APISERVICES) is None
+    assert install.detect_openshift(cluster_with(), resource=APISERVICES) is None

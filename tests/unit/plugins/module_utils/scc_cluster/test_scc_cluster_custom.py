@@ -3,33 +3,14 @@ gets a clear error after one discovery refresh; and the option mix for_workload 
 testbed is in tests/integration/scc/test_scc_module.py."""
 
 import pytest
-from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import custom as glue
 
 
-class NoSCCDiscovery:
-    """A dynamic client's discovery that knows no security.openshift.io kinds."""
-
-    def __init__(self):
-        self.lookups, self.invalidations = [], 0
-
-    def get(self, api_version, kind):
-        self.lookups.append((api_version, kind))
-        raise ResourceNotFoundError(f"No matches found for {{'api_version': '{api_version}', 'kind': '{kind}'}}")
-
-    def invalidate_cache(self):
-        self.invalidations += 1
-
-
-class Dynamic:
-    def __init__(self):
-        self.resources = NoSCCDiscovery()
-
-
 def test_a_cluster_without_the_scc_api_fails_clearly():
-    dyn = Dynamic()
+    dyn = FakeDynamicClient(served=())  # discovery knows no security.openshift.io kinds
     with pytest.raises(custom.CustomSCCError) as info:
         glue.scc_resource(dyn)
     assert "this cluster has no SecurityContextConstraints API (security.openshift.io/v1)" in str(info.value)

@@ -1,0 +1,281 @@
+"""The fakes of the unit tests: one ``FakeModule`` (AnsibleModule, or a KubeforgeModule handed to glue code) and one
+fake dynamic client (``FakeDynamicClient``, kubernetes.dynamic's client with its discovery). Both record what the code
+under test asked for, so tests assert on requests as well as on results.
+"""
+
+import copy
+import json
+
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+
+# ------------------------------------------------------------------------------------------------------ modules
+
+
+class ModuleExit(Exception):
+    """What ``FakeModule.exit_json`` and ``fail_json`` raise where AnsibleModule would end the process: ``kind`` is
+    ``"exit"`` or ``"fail"``, ``result`` the keyword arguments."""
+
+    def __init__(self, kind, result):
+        super().__init__(kind)
+        self.kind = kind
+        self.result = result
+
+
+class FakeModule:
+    """Stands in for AnsibleModule (for instance as KubeforgeModule's ``module_class``) and for a KubeforgeModule
+    handed to glue code.
+
+    ``params`` start from the defaults of ``argument_spec`` (None where there is none), then ``params``.
+    ``exit_json``/``fail_json`` keep their result in ``exited``/``failed`` and raise ModuleExit; ``warn`` and
+    ``requires`` are recorded in ``warnings`` and ``required``; ``resource(kind, api_version)`` answers from
+    ``resources`` (``{(kind, api_version): resource}``). Other keyword arguments (AnsibleModule's
+    ``supports_check_mode``, ...) are kept in ``init_kwargs`` with ``argument_spec``.
+    """
+
+    def __init__(self, params=None, argument_spec=None, check_mode=False, diff=False, client=None, resources=None, **module_kwargs):
+        self.init_kwargs = dict(module_kwargs, argument_spec=argument_spec)
+        self.params = {name: spec.get("default") for name, spec in (argument_spec or {}).items()}
+        self.params.update(params or {})
+        self.check_mode = check_mode
+        self.server_side_dry_run = check_mode  # what kubernetes.core's client reads to send dryRun=All
+        self._diff = diff
+        self._name = "fake"
+        self.client = client
+        self.resources = dict(resources or {})
+        self.warnings = []
+        self.required = []
+        self.exited = None
+        self.failed = None
+
+    def warn(self, msg):
+        self.warnings.append(msg)
+
+    def requires(self, dependency, minimum=None, reason=None):
+        self.required.append((dependency, minimum, reason))
+
+    def exit_json(self, **result):
+        self.exited = result
+        raise ModuleExit("exit", result)
+
+    def fail_json(self, **result):
+        self.failed = result
+        raise ModuleExit("fail", result)
+
+    def resource(self, kind, api_version):
+        assert (kind, api_version) in self.resources, f"unexpected resource {api_version} {kind}"
+        return self.resources[(kind, api_version)]
+
+
+# --------------------------------------------------------------------------------------------- the API server
+
+
+def api_exception(status, message):
+    """An ApiException with a Kubernetes Status body, as the client raises for an error answer."""
+    exc = ApiException(status=status, reason="Forbidden" if status == 403 else "Error")
+    exc.body = json.dumps({"kind": "Status", "message": message, "code": status})
+    return exc
+
+
+def not_found():
+    return NotFoundError(api_exception(404, "not found"))
+
+
+def apply_json_patch(obj, ops):
+    """RFC 6902 add/replace/remove/test on a copy of ``obj``; a failed ``test`` answers 422 like the API server."""
+    obj = copy.deepcopy(obj)
+    for op in ops:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        parent = obj
+        for part in parts[:-1]:
+            parent = parent[part]
+        last = parts[-1]
+        if op["op"] == "test":
+            if parent.get(last) != op["value"]:
+                raise api_exception(422, f"the server rejected our request due to an error in our request: test failed at {op['path']}")
+        elif op["op"] in ("add", "replace"):
+            parent[last] = copy.deepcopy(op["value"])
+        elif op["op"] == "remove":
+            del parent[last]
+    return obj
+
+
+def selected(obj, label_selector=None, field_selector=None):
+    """Whether ``obj`` matches a label selector of ``key=value`` and ``!key`` terms and a ``metadata.name=`` field
+    selector (what the code under test sends)."""
+    labels = obj["metadata"].get("labels") or {}
+    for term in filter(None, (label_selector or "").split(",")):
+        if term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        else:
+            key, value = term.split("=", 1)
+            if labels.get(key) != value:
+                return False
+    if field_selector:
+        assert field_selector.startswith("metadata.name="), field_selector
+        return obj["metadata"]["name"] == field_selector.split("=", 1)[1]
+    return True
+
+
+# Kinds a request must name no namespace for.
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "APIService",
+        "ClusterCatalog",
+        "ClusterExtension",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "Namespace",
+        "Node",
+        "SecurityContextConstraints",
+    }
+)
+
+
+class DiscoveredResource:
+    """What discovery returns for a kind (kubernetes.dynamic's Resource, as far as the fakes need it)."""
+
+    def __init__(self, kind, api_version=None):
+        self.kind = kind
+        self.api_version = api_version
+
+
+class FakeDiscovery:
+    """A dynamic client's ``resources``: ``get(api_version, kind)`` finds the kinds in ``served`` whose group version
+    is in the discovery cache (``cached``); ``invalidate_cache()`` (a refresh) caches everything served. Lookups
+    (``(api_version, kind)``) and refreshes are counted. ``handles`` gives the resource object to return for a kind
+    (default: a DiscoveredResource)."""
+
+    def __init__(self, served=(), cached=None, handles=None):
+        self.handles = dict(handles or {})
+        self.served = set(served) | set(self.handles)
+        self.cached = {api_version for api_version, _kind in self.served} if cached is None else set(cached)
+        self.lookups = []
+        self.invalidations = 0
+
+    def parse_api_groups(self, request_resources=False):
+        assert request_resources is False
+        groups = {}
+        for api_version in self.cached:
+            if "/" in api_version:  # the core group ("v1") is under "api"
+                group, version = api_version.split("/")
+                groups.setdefault(group, {})[version] = object()
+        return {"api": {"": {"v1": object()}}, "apis": groups}
+
+    def get(self, api_version, kind):
+        self.lookups.append((api_version, kind))
+        if (api_version, kind) not in self.served or api_version not in self.cached:
+            raise ResourceNotFoundError(f"No matches found for {{'api_version': '{api_version}', 'kind': '{kind}'}}")
+        return self.handles.get((api_version, kind)) or DiscoveredResource(kind, api_version)
+
+    def invalidate_cache(self):
+        self.invalidations += 1
+        self.cached = {api_version for api_version, _kind in self.served}
+
+
+class FakeDynamicClient:
+    """kubernetes.dynamic's client over objects in memory, for the code under test's reads and writes.
+
+    ``objects``: kind -> list of object dicts (tests read and change them directly). Every request is recorded in
+    ``requests`` as ``(kind, verb, name or label selector, field selector or patch body)``; discovery documents as
+    ``("discovery", method, path, None)``. ``served``/``cached``/``handles``: what discovery knows (FakeDiscovery).
+    ``errors``: kind (or ``"discovery"``) -> the exception every request for it raises. ``failures``: kind -> the
+    exceptions the next writes of that kind raise, in order. ``namespaces``: the namespaces requests may name (None:
+    any); kinds in CLUSTER_SCOPED_KINDS must name none. With ``dry_run`` writes are answered but not stored, like
+    kubernetes.core's client in check mode.
+    """
+
+    def __init__(self, objects=None, served=(), cached=None, handles=None, errors=None, namespaces=None, dry_run=False):
+        self.objects = {} if objects is None else objects
+        self.resources = FakeDiscovery(served, cached, handles)
+        self.errors = errors or {}
+        self.failures = {}
+        self.namespaces = None if namespaces is None else set(namespaces)
+        self.dry_run = dry_run
+        self.requests = []
+        self.last_resource_version = 1000
+
+    # ---------------------------------------------------------------------------------------------- reads
+
+    def request(self, method, path):
+        """A discovery document: ``/apis/<group>/<version>``."""
+        self.requests.append(("discovery", method, path, None))
+        if "discovery" in self.errors:
+            raise self.errors["discovery"]
+        if path[len("/apis/") :] not in {api_version for api_version, _kind in self.resources.served}:
+            raise NotFoundError(ApiException(status=404, reason="Not Found"))
+        return {"kind": "APIResourceList"}
+
+    def get(self, resource, name=None, namespace=None, label_selector=None, field_selector=None):
+        self._check_namespace(resource.kind, namespace)
+        self.requests.append((resource.kind, "GET" if name else "LIST", name or label_selector or None, field_selector))
+        if resource.kind in self.errors:
+            raise self.errors[resource.kind]
+        if name:
+            return copy.deepcopy(self._find(resource.kind, name, namespace)[1])
+        items = [obj for obj in self.objects.get(resource.kind, []) if self._in(obj, namespace) and selected(obj, label_selector, field_selector)]
+        return {"kind": resource.kind + "List", "items": copy.deepcopy(items)}
+
+    def stored(self, kind, name):
+        """The stored object (not a copy)."""
+        return self._find(kind, name, None)[1]
+
+    # --------------------------------------------------------------------------------------------- writes
+
+    def patch(self, resource, body, name=None, namespace=None, content_type=None):
+        assert content_type == "application/json-patch+json", "only JSON patches are implemented"
+        self._check_namespace(resource.kind, namespace)
+        self.requests.append((resource.kind, "PATCH", name, json.dumps(body)))
+        self._fail(resource.kind)
+        index, obj = self._find(resource.kind, name, namespace)
+        after = apply_json_patch(obj, body)
+        self.last_resource_version += 1
+        after["metadata"]["resourceVersion"] = str(self.last_resource_version)
+        if not self.dry_run:
+            self.objects[resource.kind][index] = after
+        return copy.deepcopy(after)
+
+    def delete(self, resource, name=None, namespace=None):
+        self._check_namespace(resource.kind, namespace)
+        self.requests.append((resource.kind, "DELETE", name, None))
+        self._fail(resource.kind)
+        index, _obj = self._find(resource.kind, name, namespace)
+        if not self.dry_run:
+            del self.objects[resource.kind][index]
+        return {"kind": "Status", "status": "Success"}
+
+    def create(self, resource, body, namespace=None):
+        self._check_namespace(resource.kind, namespace)
+        self.requests.append((resource.kind, "CREATE", body["metadata"].get("name") or body["metadata"].get("generateName"), None))
+        self._fail(resource.kind)
+        if not self.dry_run:
+            self.objects.setdefault(resource.kind, []).append(copy.deepcopy(body))
+        return copy.deepcopy(body)
+
+    def writes(self, kind=None):
+        return [r for r in self.requests if r[1] in ("PATCH", "DELETE", "CREATE") and (kind is None or r[0] == kind)]
+
+    # ------------------------------------------------------------------------------------------- internals
+
+    def _check_namespace(self, kind, namespace):
+        if kind in CLUSTER_SCOPED_KINDS:
+            assert namespace is None, f"{kind} is cluster-scoped, asked for in namespace {namespace}"
+        elif self.namespaces is not None:
+            assert namespace in self.namespaces, f"{kind} asked for in namespace {namespace}, expected one of {sorted(self.namespaces)}"
+
+    @staticmethod
+    def _in(obj, namespace):
+        return namespace is None or obj["metadata"].get("namespace", namespace) == namespace
+
+    def _find(self, kind, name, namespace):
+        for index, obj in enumerate(self.objects.get(kind, [])):
+            if obj["metadata"].get("name") == name and self._in(obj, namespace):
+                return index, obj
+        raise not_found()
+
+    def _fail(self, kind):
+        queue = self.failures.get(kind) or []
+        if queue:
+            raise queue.pop(0)
