@@ -23,10 +23,10 @@ MOLECULE_PASSED = re.compile(r"^>>> molecule scenario \S+ passed")
 
 class Phase:
     def __init__(self, spec):
-        name, _, rest = spec.partition("=")
+        name, _sep, rest = spec.partition("=")
         self.always = rest.endswith("!")
         rest = rest.rstrip("!")
-        command, _, after = rest.rpartition("@") if "@" in rest else (rest, "", "")
+        command, _at, after = rest.rpartition("@") if "@" in rest else (rest, "", "")
         self.name, self.command = name, command
         self.after = [a for a in after.split(",") if a]
         self.proc = self.log = self.started = self.ended = None

@@ -207,9 +207,16 @@ def _pointer(key):
 
 
 def json_patch(ds, template=None, strategy=None, annotations=None, remove=()):
-    """A JSON patch of ``ds`` guarded by its resourceVersion: template and strategy replaced, annotations set
-    (``annotations``) and removed (``remove``, only those present)."""
-    ops = [{"op": "test", "path": "/metadata/resourceVersion", "value": ds.resource_version}]
+    """A JSON patch of ``ds`` guarded by what the decision rests on: template and strategy replaced, annotations set
+    (``annotations``) and removed (``remove``, only those present).
+
+    The guard tests the generation (any change of the spec) and the annotations as read (the rollout's progress,
+    which another run may have moved on), not the resourceVersion: the DaemonSet controller writes the status after
+    every pod change, and on a busy cluster that made every patch of a rollout on many nodes lose to it. A decision
+    read from an older status stays valid: the status only moves towards what the next step observes anyway."""
+    ops = [{"op": "test", "path": "/metadata/generation", "value": ds.generation}]
+    if ds.annotations:
+        ops.append({"op": "test", "path": "/metadata/annotations", "value": dict(ds.annotations)})
     if template is not None:
         ops.append({"op": "replace", "path": "/spec/template", "value": template})
     if strategy is not None:

@@ -200,7 +200,7 @@ def next_step(desired, observed):
     if observed.catalog_problem:
         return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
     problem = first_problem(SUBSCRIPTION_FAILURES, sub)
-    if problem:
+    if problem and not _resolved_plan_executes(observed, st, problem):
         return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}", problem.reason)
     if desired.version and installed is not None and csv_succeeded(installed) and version_after(csv_version(installed), desired.version):
         return Action(
@@ -230,6 +230,24 @@ def next_step(desired, observed):
                 return Action(DONE, f"{installed_name} is Succeeded; InstallPlan {plan_name} waits for approval", target=installed_name)
             return _approval(desired, plan_name, plan, current_name)
     return Action(WAIT, waiting_for(desired, observed))
+
+
+def _resolved_plan_executes(observed, st, problem):
+    """Whether a ResolutionFailed comes after the resolution that made the Subscription's current, approved plan.
+
+    OLM resolves the namespace again while that plan runs; with a dependency, the dependency's CSV can exist before
+    its Subscription does, and that resolution reports "constraints not satisfiable: @existing/..." for a few seconds.
+    The plan carries on regardless, so only a failed plan (INSTALLPLAN_FAILURES) or CSV ends the wait then."""
+    if problem.name != "ResolutionFailed":
+        return False
+    plan_name = (st.get("installPlanRef") or {}).get("name")
+    plan = observed.installplans.get(plan_name) if plan_name else None
+    return (
+        plan is not None
+        and spec(plan).get("approved") is True
+        and status(plan).get("phase") in ("Installing", "Complete")
+        and st.get("currentCSV") in ipl.plan_csvs(plan)
+    )
 
 
 def _unfinished_plan_csvs(observed, plan_name, own_csv):

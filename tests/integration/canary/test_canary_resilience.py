@@ -124,7 +124,8 @@ def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace,
 
 # After one event: phase annotation, the nodes without an available pod (from the pods), numberUnavailable (the
 # DaemonSet controller's own count, from the DaemonSet's status).
-Sample = namedtuple("Sample", ["revision", "phase", "unavailable", "number_unavailable"])
+# old_nodes: nodes whose pod is not (yet) on the new image.
+Sample = namedtuple("Sample", ["revision", "phase", "unavailable", "number_unavailable", "old_nodes"])
 
 
 def pod_available(pod):
@@ -197,7 +198,9 @@ class Recorder:
                 pods[obj["metadata"]["name"]] = obj
             available = {pod["spec"].get("nodeName") for pod in pods.values() if pod_available(pod)}
             phase = (ds["metadata"].get("annotations") or {}).get(PHASE)
-            result.append(Sample(revision, phase, frozenset(nodes - available), (ds.get("status") or {}).get("numberUnavailable") or 0))
+            new = {pod["spec"].get("nodeName") for pod in pods.values() if all(c.get("image") == V2 for c in pod["spec"]["containers"])}
+            unavailable = (ds.get("status") or {}).get("numberUnavailable") or 0
+            result.append(Sample(revision, phase, frozenset(nodes - available), unavailable, len(nodes - new)))
         return result
 
 
@@ -229,8 +232,11 @@ def check_disruption(samples, canary_limit, fast_limit, canary_nodes=None):
     # numberUnavailable stays within the limit: one node of slack here, none in the canary phase, which is ours.
     assert len(worst_fast.unavailable) <= fast_limit + 1, worst_fast
     assert max(s.number_unavailable for s in fast) <= fast_limit, [s for s in fast if s.number_unavailable > fast_limit]
-    # The fast phase does work in batches: more than one node at a time (the canary phase never did).
-    assert len(worst_fast.unavailable) > canary_limit, worst_fast
+    # The fast phase does work in batches: more than one node at a time (the canary phase never did) - when it had
+    # more than one node left. Until the module sees the canary pod ready, the controller goes on at one node at a
+    # time; on a busy machine that can be most of the nodes.
+    if fast[0].old_nodes > canary_limit:
+        assert len(worst_fast.unavailable) > canary_limit, (fast[0], worst_fast)
 
 
 def test_disruption_sampled_rolling_update(run_module, kubeconfig, namespace, api):

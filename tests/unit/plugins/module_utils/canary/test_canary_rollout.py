@@ -514,12 +514,16 @@ def test_next_step(desired, observed, kind, reason, expect):
         assert action.patch is None
         return
     raw = {
-        "metadata": {"resourceVersion": observed.daemonset.resource_version, "annotations": observed.daemonset.annotations},
+        "metadata": {"generation": observed.daemonset.generation, "annotations": observed.daemonset.annotations},
         "spec": {"template": observed.daemonset.template, "updateStrategy": observed.daemonset.strategy},
     }
     if not observed.daemonset.annotations:
         del raw["metadata"]["annotations"]
-    assert action.patch[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "4242"}
+    # Guarded by the spec's generation and the annotations as read, not by the resourceVersion status writes bump.
+    assert action.patch[0] == {"op": "test", "path": "/metadata/generation", "value": observed.daemonset.generation}
+    if observed.daemonset.annotations:
+        assert action.patch[1] == {"op": "test", "path": "/metadata/annotations", "value": observed.daemonset.annotations}
+    assert not any(op["path"] == "/metadata/resourceVersion" for op in action.patch)
     after = apply_patch(raw, action.patch)
     after_annotations = after["metadata"].get("annotations") or {}
     assert after_annotations == ro.patched_annotations(observed.daemonset, action.patch)
@@ -693,8 +697,14 @@ def test_first_patch_without_annotations_adds_the_map_and_escapes_keys():
     ]
     with_map = ro.plan_first_patch(state._replace(annotations={"a": "b"}), V2)
     assert {"op": "add", "path": "/metadata/annotations/operators.kubeforge.io~1canary-phase", "value": ro.CANARY} in with_map
+    # A changed spec (generation) refuses the patch; a status write (only the resourceVersion moved) does not.
     with pytest.raises(AssertionError):
-        apply_patch({"metadata": {"resourceVersion": "9999"}}, patch)
+        apply_patch({"metadata": {"generation": state.generation + 1, "resourceVersion": "9999"}}, patch)
+    passed = apply_patch({"metadata": {"generation": state.generation, "resourceVersion": "9999"}, "spec": {"template": {}}}, patch)
+    assert passed["metadata"]["annotations"][ro.PHASE] == ro.CANARY
+    # Annotations another run moved on refuse it too.
+    with pytest.raises(AssertionError):
+        apply_patch({"metadata": {"generation": state.generation, "annotations": {"a": "c"}}, "spec": {}}, with_map)
 
 
 def test_observe_reads_pods_and_revisions():

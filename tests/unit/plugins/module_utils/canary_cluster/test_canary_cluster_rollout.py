@@ -137,10 +137,20 @@ def test_a_stale_read_fails_the_guard_of_the_fake_too():
     """The 422 of the fake comes from the patch's own ``test`` operation, as on a real API server."""
     client = cluster()
     ds = glue.canary_observe.daemonset_state(daemonset())
-    stale = ro.plan_first_patch(ds._replace(resource_version="99"), template(V2))
+    stale = ro.plan_first_patch(ds._replace(generation=ds.generation - 1), template(V2))
     with pytest.raises(Exception) as failure:
         client.patch(DiscoveredResource("DaemonSet", "apps/v1"), stale, name="agent", namespace=NS, content_type="application/json-patch+json")
     assert failure.value.status == 422
+
+
+def test_a_status_write_between_read_and_patch_does_not_fail_the_guard():
+    """The DaemonSet controller writes the status after every pod change: only the spec (generation) and the
+    rollout's annotations guard a patch, so a newer resourceVersion alone lets it through."""
+    client = cluster()
+    ds = glue.canary_observe.daemonset_state(daemonset())
+    status_written = ro.plan_first_patch(ds._replace(resource_version="99"), template(V2))
+    client.patch(DiscoveredResource("DaemonSet", "apps/v1"), status_written, name="agent", namespace=NS, content_type="application/json-patch+json")
+    assert client.stored("DaemonSet", "agent")["spec"]["template"] == template(V2)
 
 
 def test_other_api_errors_are_not_retried():

@@ -168,6 +168,39 @@ NEXT_STEP_CASES = [
         "no operators found in package nope",
     ),
     (
+        "a resolution failing while our approved plan installs is waited on",
+        olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL),
+        observed(
+            sub(
+                current=ADDON,
+                plan="ip-2",
+                name="kube-demo-addon",
+                conditions=[cond("ResolutionFailed", "True", "ConstraintsNotSatisfiable", "constraints not satisfiable: @existing/demo//kube-demo.v0.0.2")],
+            ),
+            plans=[plan("ip-2", [ADDON, V2], phase="Installing", approved=True)],
+            csvs=[csv(V2, "0.0.2", "Installing")],
+        ),
+        olm.WAIT,
+        None,
+        "",
+    ),
+    (
+        "a resolution failing before our plan is approved is terminal",
+        olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL),
+        observed(
+            sub(
+                current=ADDON,
+                plan="ip-2",
+                name="kube-demo-addon",
+                conditions=[cond("ResolutionFailed", "True", "ConstraintsNotSatisfiable", "constraints not satisfiable: x")],
+            ),
+            plans=[plan("ip-2", [ADDON, V2])],
+        ),
+        olm.FAIL,
+        "ConstraintsNotSatisfiable",
+        "constraints not satisfiable: x",
+    ),
+    (
         "error prevented resolution is only waited on",
         MANUAL_V1,
         observed(sub(conditions=[cond("ResolutionFailed", "True", "ErrorPreventedResolution", "catalog unreachable")])),
