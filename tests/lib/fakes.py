@@ -93,6 +93,8 @@ def apply_json_patch(obj, ops):
         if op["op"] == "test":
             if parent.get(last) != op["value"]:
                 raise api_exception(422, f"the server rejected our request due to an error in our request: test failed at {op['path']}")
+        elif op["op"] == "replace" and last not in parent:
+            raise api_exception(422, f"the server rejected our request due to an error in our request: replace of a missing {op['path']}")
         elif op["op"] in ("add", "replace"):
             parent[last] = copy.deepcopy(op["value"])
         elif op["op"] == "remove":

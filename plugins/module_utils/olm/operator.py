@@ -26,12 +26,14 @@ __metaclass__ = type
 from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
     CSV_FAILURES,
     INSTALLPLAN_FAILURES,
     SUBSCRIPTION_FAILURES,
     SUBSCRIPTION_NOTICES,
+    condition,
     csv_blocked,
     csv_failure_is_retried,
     csv_succeeded,
@@ -60,8 +62,13 @@ Desired.__new__.__defaults__ = (None, AUTOMATIC, True, None)
 # subscription: dict or None; installplans / csvs: {name: obj}; replicasets / pods: lists; catalog_problem: a
 # message when the CatalogSource is known to be unhealthy (None otherwise).
 # now: the wall clock (epoch seconds) when observed, for reasons OLM retries for a while (None: no time limit).
-Observed = namedtuple("Observed", ["subscription", "installplans", "csvs", "replicasets", "pods", "catalog_problem", "now"])
-Observed.__new__.__defaults__ = ((), (), None, None)
+# catalog_ready_since: since when (epoch seconds) the Subscription's CatalogSource is READY; None while it is not;
+# 0.0 (the default) when unknown (not readable), which counts as ready long ago.
+Observed = namedtuple("Observed", ["subscription", "installplans", "csvs", "replicasets", "pods", "catalog_problem", "now", "catalog_ready_since"])
+Observed.__new__.__defaults__ = ((), (), None, None, 0.0)
+
+# OLM resolves again once a new CatalogSource is READY; a resolution that failed before that is stale until then.
+RESOLUTION_AFTER_CATALOG_GRACE_SECONDS = 5
 
 Action = namedtuple("Action", ["kind", "message", "reason", "target"])
 Action.__new__.__defaults__ = (None, None)
@@ -200,7 +207,7 @@ def next_step(desired, observed):
     if observed.catalog_problem:
         return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
     problem = first_problem(SUBSCRIPTION_FAILURES, sub)
-    if problem and not _resolved_plan_executes(observed, st, problem):
+    if problem and not _resolved_plan_executes(observed, st, problem) and not _resolved_before_catalog_ready(observed, sub, problem):
         return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}", problem.reason)
     if desired.version and installed is not None and csv_succeeded(installed) and version_after(csv_version(installed), desired.version):
         return Action(
@@ -248,6 +255,23 @@ def _resolved_plan_executes(observed, st, problem):
         and status(plan).get("phase") in ("Installing", "Complete")
         and st.get("currentCSV") in ipl.plan_csvs(plan)
     )
+
+
+def _resolved_before_catalog_ready(observed, sub, problem):
+    """Whether a ResolutionFailed may predate the catalog: a Subscription created with its CatalogSource is resolved
+    before OLM has connected to the catalog ("no operators found in package ..."), and again once it is READY.
+
+    Such a failure is waited on while the catalog is not READY, and for a short grace after, so that OLM's next
+    resolution can replace it; a failure recorded after the catalog became READY is final at once."""
+    if problem.name != "ResolutionFailed":
+        return False
+    ready_since = observed.catalog_ready_since
+    if ready_since is None:
+        return True
+    failed_at = parse_time((condition(sub, "ResolutionFailed") or {}).get("lastTransitionTime"))
+    if failed_at is None or failed_at >= ready_since or observed.now is None:
+        return False
+    return observed.now - ready_since < RESOLUTION_AFTER_CATALOG_GRACE_SECONDS
 
 
 def _unfinished_plan_csvs(observed, plan_name, own_csv):

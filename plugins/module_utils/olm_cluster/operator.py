@@ -30,9 +30,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_verdict
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import VERDICT_READY, catalog_source_verdict
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.info import csv_summary
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
     csv_succeeded,
@@ -146,7 +147,7 @@ def ensure_subscription(cluster, namespace, name, wanted_spec, existing):
     return True, existing, result.after
 
 
-def observed_from(snapshot, subscription_name, catalog_problem=None):
+def observed_from(snapshot, subscription_name, catalog_problem=None, catalog_ready_since=0.0):
     subs = snapshot.get("subscription") or {}
     csvs = {n: c for n, c in (snapshot.get("csvs") or {}).items() if not is_copied_csv(c)}
     return olm.Observed(
@@ -157,6 +158,7 @@ def observed_from(snapshot, subscription_name, catalog_problem=None):
         pods=list((snapshot.get("pods") or {}).values()),
         catalog_problem=catalog_problem,
         now=time.time(),
+        catalog_ready_since=catalog_ready_since,
     )
 
 
@@ -170,6 +172,17 @@ def _catalog_problem(snapshot, catalog, catalog_namespace):
     if verdict == "failed":
         return f"CatalogSource {catalog_namespace}/{catalog} is unhealthy: {message}"
     return None
+
+
+def _catalog_ready_since(snapshot, catalog):
+    """Since when the CatalogSource is READY (its last connection), None while it is not, 0.0 when not readable."""
+    if snapshot.get("catalog") is None:
+        return 0.0
+    source = snapshot["catalog"].get(catalog)
+    verdict, _message = catalog_source_verdict(source)
+    if verdict != VERDICT_READY:
+        return None
+    return parse_time(((source.get("status") or {}).get("connectionState") or {}).get("lastConnect")) or 0.0
 
 
 def retarget_operator_group(cluster, namespace, group_name, action, observed):
@@ -211,7 +224,9 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
     state = {}
 
     def on_change(snapshot):
-        observed = observed_from(snapshot, desired.subscription, _catalog_problem(snapshot, catalog, catalog_namespace))
+        observed = observed_from(
+            snapshot, desired.subscription, _catalog_problem(snapshot, catalog, catalog_namespace), _catalog_ready_since(snapshot, catalog)
+        )
         state["observed"] = observed
         action = olm.next_step(desired, observed)
         if progress is not None:

@@ -646,3 +646,26 @@ def test_done_waits_for_the_approved_plan_to_complete():
     assert action.kind == olm.WAIT and "InstallPlan ip-1 (Installing)" in action.message
     done = seen._replace(installplans={"ip-1": plan("ip-1", [V1], phase="Complete", approved=True)})
     assert olm.next_step(MANUAL_V1, done).kind == olm.DONE
+
+
+# A Subscription made together with its CatalogSource is resolved before OLM has connected to the catalog.
+NOT_FOUND = "no operators found in package kube-allns in the catalog referenced by subscription kube-allns"
+
+
+@pytest.mark.parametrize(
+    ("failed_at", "ready_since", "now", "kind"),
+    [
+        ("2026-11-27T10:00:00Z", None, 1_795_773_610.0, olm.WAIT),  # the catalog is not READY yet
+        ("2026-11-27T10:00:00Z", 1_795_773_605.0, 1_795_773_607.0, olm.WAIT),  # READY 2 s after the failure: OLM resolves again
+        ("2026-11-27T10:00:00Z", 1_795_773_605.0, 1_795_773_611.0, olm.FAIL),  # still failing 6 s after READY
+        ("2026-11-27T10:00:10Z", 1_795_773_605.0, 1_795_773_611.0, olm.FAIL),  # failed with the catalog READY: final at once
+        ("2026-11-27T10:00:00Z", 0.0, 1_795_773_611.0, olm.FAIL),  # the catalog cannot be read: as before, final
+    ],
+)
+def test_a_resolution_failure_before_the_catalog_is_ready_is_waited_on(failed_at, ready_since, now, kind):
+    failed = dict(cond("ResolutionFailed", "True", "ConstraintsNotSatisfiable", "constraints not satisfiable: " + NOT_FOUND), lastTransitionTime=failed_at)
+    seen = olm.Observed(sub(conditions=[failed], name="kube-allns"), {}, {}, (), (), None, now, ready_since)
+    action = olm.next_step(olm.Desired("kube-allns", NS, "kube-allns", None, olm.AUTOMATIC), seen)
+    assert action.kind == kind, action
+    if kind == olm.FAIL:
+        assert action.reason == "ConstraintsNotSatisfiable" and NOT_FOUND in action.message
