@@ -65,7 +65,7 @@ PYTEST_REPORT := --durations=15
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-exclusive testbed-up-once testbed-down-once test ee bench bench-olm bench-canary bench-operator demo build clean distclean \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -214,6 +214,11 @@ testbed-deps: ## Install the testbed's Debian packages when missing (docker-regi
 testbed-build: venv testbed-deps ## Build the local testbed binaries (no-op when already built)
 	$(TESTBED) build
 
+# The same build without the virtualenv (build.sh needs bash, Go and python3 only), so `make test` runs it beside the
+# virtualenv's installation.
+testbed-binaries: testbed-deps
+	bash tests/testbed/scripts/build.sh >/dev/null
+
 testbed-up: venv testbed-deps ## Start the testbed (control plane, KWOK, OLM, opm, OCI registry)
 	$(TESTBED) up
 
@@ -226,7 +231,7 @@ testbed-status: venv ## Show testbed status
 # The integration tests share one testbed: pytest-xdist workers take whole test files (or the groups that files name
 # with pytest.mark.xdist_group, for cluster-wide state they share), then the tests marked `exclusive` (restarts of
 # testbed processes) run alone. `make test` runs the molecule scenarios beside the parallel part.
-SMOKE_WORKERS ?= 3
+SMOKE_WORKERS ?= 4
 smoke: collection-link ## Testbed smoke/integration tests (tests/integration): in parallel, then the exclusive ones
 	$(MAKE) testbed-up-once
 	@status=0; $(MAKE) smoke-parallel || status=1; \
@@ -267,22 +272,29 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 # up, the parallel integration tests beside molecule, the exclusive tests, down). Each phase's output is printed
 # whole when it ends; a table of the phases and their durations closes the run.
 TEST_LOGS := $(BUILD_DIR)/test-logs
-test: venv ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs site, build, execution environment context; beside them the testbed: build, smoke, molecule
-	@$(PY) .ci/phases.py $(TEST_LOGS) \
+# The scenarios in two lanes of about equal length (the preflight first); together they are MOLECULE_SCENARIOS.
+MOLECULE_LANE_A := default olm_operator canary_rollout
+MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish
+# The runner needs only the standard library: the virtualenv is one of its phases, built beside the testbed binaries.
+test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs site, build, execution environment context; beside them the testbed: build, smoke, molecule
+	@test -n "$(PYTHON)" || { echo "python3.11 or python3 is required" >&2; exit 1; }
+	@$(PYTHON) .ci/phases.py $(TEST_LOGS) \
+		'venv=$(MAKE) venv' \
 		'selfcontained=$(MAKE) selfcontained' \
-		'ruff=$(MAKE) ruff@selfcontained!' \
+		'ruff=$(MAKE) ruff@venv,selfcontained!' \
 		'unit=$(MAKE) unit@ruff!' \
 		'sanity=$(MAKE) sanity@unit!' \
 		'lint=$(MAKE) lint@sanity!' \
 		'docs-lint=$(MAKE) docs-lint@lint!' \
 		'docs=$(MAKE) docs@docs-lint!' \
 		'build+ee=$(MAKE) ee@docs!' \
-		'testbed-build=$(MAKE) testbed-build' \
-		'testbed-up=$(MAKE) testbed-up-once@testbed-build' \
+		'testbed-build=$(MAKE) testbed-binaries' \
+		'testbed-up=$(MAKE) testbed-up-once@venv,testbed-build' \
 		'smoke-parallel=$(MAKE) smoke-parallel@testbed-up' \
-		'molecule=$(MAKE) molecule@testbed-up' \
-		'smoke-exclusive=$(MAKE) smoke-exclusive@smoke-parallel,molecule!' \
-		'testbed-down=$(MAKE) testbed-down-once@testbed-up,smoke-parallel,molecule,smoke-exclusive!'
+		'molecule-a=$(MAKE) molecule MOLECULE_SCENARIOS="$(MOLECULE_LANE_A)"@testbed-up' \
+		'molecule-b=$(MAKE) molecule MOLECULE_SCENARIOS="$(MOLECULE_LANE_B)"@testbed-up' \
+		'smoke-exclusive=$(MAKE) smoke-exclusive@smoke-parallel,molecule-a,molecule-b!' \
+		'testbed-down=$(MAKE) testbed-down-once@testbed-up,smoke-parallel,molecule-a,molecule-b,smoke-exclusive!'
 
 # A testbed that `make test` starts is stopped at its end; one that was already running is left running.
 TESTBED_STARTED_MARK := $(BUILD_DIR)/testbed-started-by-test

@@ -74,3 +74,20 @@ def test_molecule_scenarios_are_counted(tmp_path):
 def test_unknown_prerequisite_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, SCRIPT, str(tmp_path), "a=true@nope"], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode != 0 and "unknown phases ['nope']" in proc.stderr
+
+
+def makefile_list(name):
+    text = open(os.path.join(os.path.dirname(SCRIPT), "..", "Makefile"), encoding="utf-8").read()
+    (line,) = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return line.split("=", 1)[1].split()
+
+
+def test_every_molecule_scenario_runs_in_make_test_and_make_molecule():
+    """`make test` runs the scenarios in two lanes; a scenario directory missing from them would never run."""
+    root = os.path.join(os.path.dirname(SCRIPT), "..", "molecule")
+    scenarios = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))
+    lanes = makefile_list("MOLECULE_LANE_A") + makefile_list("MOLECULE_LANE_B")
+    assert sorted(lanes) == scenarios and len(lanes) == len(set(lanes))
+    assert sorted(makefile_list("MOLECULE_SCENARIOS")) == scenarios
+    # The preflight comes first in its lane and in `make molecule`.
+    assert makefile_list("MOLECULE_LANE_A")[0] == makefile_list("MOLECULE_SCENARIOS")[0] == "default"
