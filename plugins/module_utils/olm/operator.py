@@ -235,6 +235,13 @@ def next_step(desired, observed):
         if ipl.requires_approval(plan):
             if installed is not None and not desired.version and csv_succeeded(installed):
                 return Action(DONE, f"{installed_name} is Succeeded; InstallPlan {plan_name} waits for approval", target=installed_name)
+            if installed is not None and desired.version and same_version(csv_version(installed), desired.version) and current_name != installed_name:
+                # OLM makes the next upgrade's plan as soon as the requested CSV is installed, often before it has
+                # succeeded: that plan is not ours to approve; the install is done when the requested CSV succeeds.
+                problem = first_problem(CSV_FAILURES, installed)
+                if problem and not csv_failure_is_retried(installed, observed.now):
+                    return Action(FAIL, _csv_failure(installed_name, installed), status(installed).get("reason"))
+                return Action(WAIT, f"{installed_name} (the requested version) to succeed; InstallPlan {plan_name} for {current_name} stays unapproved")
             return _approval(desired, plan_name, plan, current_name)
     return Action(WAIT, waiting_for(desired, observed))
 

@@ -168,6 +168,30 @@ NEXT_STEP_CASES = [
         "no operators found in package nope",
     ),
     (
+        "the next upgrade's plan while the requested version is still installing",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V2, plan="ip-2", state="UpgradePending"),
+            plans=[plan("ip-2", [V2])],
+            csvs=[csv(V1, "0.0.1", "Installing")],
+        ),
+        olm.WAIT,
+        None,
+        "stays unapproved",
+    ),
+    (
+        "the requested version failed while the next upgrade's plan waits",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V2, plan="ip-2", state="UpgradePending"),
+            plans=[plan("ip-2", [V2])],
+            csvs=[csv(V1, "0.0.1", "Failed", "InstallCheckFailed", "install timeout")],
+        ),
+        olm.FAIL,
+        "InstallCheckFailed",
+        "install timeout",
+    ),
+    (
         "a resolution failing while our approved plan installs is waited on",
         olm.Desired("kube-demo-addon", NS, "kube-demo-addon", None, olm.MANUAL),
         observed(
