@@ -147,7 +147,7 @@ def ensure_subscription(cluster, namespace, name, wanted_spec, existing):
     return True, existing, result.after
 
 
-def observed_from(snapshot, subscription_name, catalog_problem=None, catalog_ready_since=0.0):
+def observed_from(snapshot, subscription_name, catalog_problem=None, ready_since=0.0):
     subs = snapshot.get("subscription") or {}
     csvs = {n: c for n, c in (snapshot.get("csvs") or {}).items() if not is_copied_csv(c)}
     return olm.Observed(
@@ -158,7 +158,7 @@ def observed_from(snapshot, subscription_name, catalog_problem=None, catalog_rea
         pods=list((snapshot.get("pods") or {}).values()),
         catalog_problem=catalog_problem,
         now=time.time(),
-        catalog_ready_since=catalog_ready_since,
+        catalog_ready_since=ready_since,
     )
 
 
@@ -174,15 +174,23 @@ def _catalog_problem(snapshot, catalog, catalog_namespace):
     return None
 
 
-def _catalog_ready_since(snapshot, catalog):
-    """Since when the CatalogSource is READY (its last connection), None while it is not, 0.0 when not readable."""
+def catalog_ready_since(snapshot, catalog, seen):
+    """Since when the CatalogSource is READY, None while it is not, 0.0 when not readable.
+
+    Its ``lastConnect`` can be older than READY (OLM stamps the connection attempt, and on a busy OLM the attempt
+    took half a minute here), so once this run has seen the catalog not READY, READY counts from when this run saw
+    it (``seen`` keeps that across snapshots)."""
     if snapshot.get("catalog") is None:
         return 0.0
     source = snapshot["catalog"].get(catalog)
     verdict, _message = catalog_source_verdict(source)
     if verdict != VERDICT_READY:
+        seen["not_ready"] = True
         return None
-    return parse_time(((source.get("status") or {}).get("connectionState") or {}).get("lastConnect")) or 0.0
+    since = parse_time(((source.get("status") or {}).get("connectionState") or {}).get("lastConnect")) or 0.0
+    if seen.get("not_ready"):
+        since = max(since, seen.setdefault("ready_at", time.time()))
+    return since
 
 
 def retarget_operator_group(cluster, namespace, group_name, action, observed):
@@ -222,10 +230,11 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
     ]
     approved = []
     state = {}
+    catalog_seen = {}
 
     def on_change(snapshot):
         observed = observed_from(
-            snapshot, desired.subscription, _catalog_problem(snapshot, catalog, catalog_namespace), _catalog_ready_since(snapshot, catalog)
+            snapshot, desired.subscription, _catalog_problem(snapshot, catalog, catalog_namespace), catalog_ready_since(snapshot, catalog, catalog_seen)
         )
         state["observed"] = observed
         action = olm.next_step(desired, observed)
