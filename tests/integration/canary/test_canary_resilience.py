@@ -124,8 +124,8 @@ def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace,
 
 # After one event: phase annotation, the nodes without an available pod (from the pods), numberUnavailable (the
 # DaemonSet controller's own count, from the DaemonSet's status).
-# old_nodes: nodes whose pod is not (yet) on the new image.
-Sample = namedtuple("Sample", ["revision", "phase", "unavailable", "number_unavailable", "old_nodes"])
+# old_nodes: nodes whose pod is not (yet) on the new image; max_unavailable: the DaemonSet's rolling-update limit.
+Sample = namedtuple("Sample", ["revision", "phase", "unavailable", "number_unavailable", "old_nodes", "max_unavailable"])
 
 
 def pod_available(pod):
@@ -200,7 +200,8 @@ class Recorder:
             phase = (ds["metadata"].get("annotations") or {}).get(PHASE)
             new = {pod["spec"].get("nodeName") for pod in pods.values() if all(c.get("image") == V2 for c in pod["spec"]["containers"])}
             unavailable = (ds.get("status") or {}).get("numberUnavailable") or 0
-            result.append(Sample(revision, phase, frozenset(nodes - available), unavailable, len(nodes - new)))
+            limit = ((ds["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("maxUnavailable")
+            result.append(Sample(revision, phase, frozenset(nodes - available), unavailable, len(nodes - new), limit))
         return result
 
 
@@ -214,7 +215,7 @@ def scaled(batch, total):
     return math.ceil(int(batch[:-1]) * total / 100) if batch.endswith("%") else int(batch)
 
 
-def check_disruption(samples, canary_limit, fast_limit, canary_nodes=None):
+def check_disruption(samples, canary_limit, fast_limit, total, canary_nodes=None):
     """Samples were taken in both phases, and neither phase took more nodes down than it may (both measures)."""
     canary = [s for s in samples if s.phase == "canary"]
     fast = [s for s in samples if s.phase == "fast"]
@@ -226,12 +227,20 @@ def check_disruption(samples, canary_limit, fast_limit, canary_nodes=None):
     assert max(s.number_unavailable for s in canary) <= canary_limit, [s for s in canary if s.number_unavailable > canary_limit]
     if canary_nodes is not None:
         assert all(s.unavailable <= set(canary_nodes) for s in canary), [s for s in canary if not s.unavailable <= set(canary_nodes)]
-    # The fast phase is the DaemonSet controller's own rolling update under the maxUnavailable we set. Seen from the
-    # pods, it sometimes has one node more down than that for a moment (KWOK removes a deleted pod at once and the
-    # controller's next batch starts before the replacement of the last one is scheduled), while its own
-    # numberUnavailable stays within the limit: one node of slack here, none in the canary phase, which is ours.
+    # Without canary nodes the fast phase is the DaemonSet controller's own rolling update under the maxUnavailable we
+    # set. Seen from the pods, it sometimes has one node more down than that for a moment (KWOK removes a deleted pod
+    # at once and the controller's next batch starts before the replacement of the last one is scheduled): one node
+    # of slack here, none in the canary phase, which is ours.
     assert len(worst_fast.unavailable) <= fast_limit + 1, worst_fast
-    assert max(s.number_unavailable for s in fast) <= fast_limit, [s for s in fast if s.number_unavailable > fast_limit]
+    limits = {s.max_unavailable for s in fast}
+    if limits == {None}:
+        # OnDelete (canary nodes): the module deletes the old pods batch by batch, so the limit is ours, exactly.
+        assert max(s.number_unavailable for s in fast) <= fast_limit, [s for s in fast if s.number_unavailable > fast_limit]
+    else:
+        # The controller's rolling update: its status can overshoot by one the same way on a busy machine (it decides
+        # from an informer cache that trails KWOK's pod updates); the limit the module set is checked exactly.
+        assert {scaled(str(limit), total) for limit in limits} == {fast_limit}, limits
+        assert max(s.number_unavailable for s in fast) <= fast_limit + 1, [s for s in fast if s.number_unavailable > fast_limit + 1]
     # The fast phase does work in batches: more than one node at a time (the canary phase never did) - when it had
     # more than one node left. Until the module sees the canary pod ready, the controller goes on at one node at a
     # time; on a busy machine that can be most of the nodes.
@@ -252,7 +261,7 @@ def test_disruption_sampled_rolling_update(run_module, kubeconfig, namespace, ap
         result = run_module("daemonset_canary", args)
     assert not result.get("failed"), result
     assert result["phase"] == "done", result
-    check_disruption(recorder.samples(nodes), 1, scaled(batch, total))
+    check_disruption(recorder.samples(nodes), 1, scaled(batch, total), total)
     assert_rolled_out(api, namespace, name, 4)
 
 
@@ -270,5 +279,5 @@ def test_disruption_sampled_node_selective(run_module, kubeconfig, namespace, ap
         result = run_module("daemonset_canary", args)
     assert not result.get("failed"), result
     assert result["phase"] == "done", result
-    check_disruption(recorder.samples(nodes), 1, scaled(batch, total), canary_nodes=canary_nodes)
+    check_disruption(recorder.samples(nodes), 1, scaled(batch, total), total, canary_nodes=canary_nodes)
     assert_rolled_out(api, namespace, name, 4)
