@@ -79,8 +79,14 @@ def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, cust
 
     predicted_upgrade = operator(run_module, kubeconfig, ns, version="0.0.2", check_mode=True)
     assert predicted_upgrade["changed"] is True, predicted_upgrade
-    sub = custom.get_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")
-    assert sub["status"]["installedCSV"] == "kube-demo.v0.0.1"
+    # OLM rewrites the Subscription's status now and then, for a moment without installedCSV.
+    installed = poll_until(
+        lambda: (custom.get_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo").get("status") or {}).get("installedCSV"),
+        30,
+        0.5,
+        "the Subscription's installedCSV",
+    )
+    assert installed == "kube-demo.v0.0.1"
 
     upgraded = operator(run_module, kubeconfig, ns, version="0.0.2")
     ok(upgraded)
