@@ -63,6 +63,12 @@ SERVING_PORTS = {
     "operator-controller": "olmv1_operator_controller_health",
 }
 PACKAGES_API = "v1.packages.operators.coreos.com"
+# Clients whose informers a kube-apiserver restart can leave backed off for minutes: they reach the new API server
+# before it has loaded its RBAC caches (no load balancer holds them back until /readyz), get 403 Forbidden and back
+# off; OLM's catalog operator then saw a new CatalogSource 48 s late. restart_api_clients() restarts them.
+CONTROL_PLANE_CLIENTS = ("kube-controller-manager", "kube-scheduler")
+OLM_CLIENTS = ("olm", "catalog", "packageserver", "catalogd", "operator-controller")
+API_CLIENTS = CONTROL_PLANE_CLIENTS + OLM_CLIENTS
 # Where client-go's rest.InClusterConfig reads a service account token and CA (a constant upstream).
 IN_CLUSTER_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # Runs in packageserver's private mount namespace: makes IN_CLUSTER_SA_DIR show the testbed's token and CA
@@ -1036,6 +1042,11 @@ class Testbed:
             self._wait(f"{component} serving again", serving, timeout, component)
             _log(f"{component} restarted (pid {old['pid']} -> {record['pid']})")
             return record
+
+    def restart_api_clients(self, components: tuple = API_CLIENTS) -> list:
+        """Restart those of ``components`` that run, as a control-plane restart does after kube-apiserver's."""
+        running = self.state.get("processes", {})
+        return [self.restart(component) for component in components if component in running]
 
     # ------------------------------------------------------------------ down
     def down(self, keep_logs: bool = True) -> None:

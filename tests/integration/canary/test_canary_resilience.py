@@ -14,6 +14,7 @@ from kubernetes import client, watch
 from lib.polling import poll_until
 from lib.runners import start_module_subprocess
 from test_daemonset_canary import NODES, PREFIX, V2, canary_annotations, daemonset, pods_by_image, wait_settled
+from testbed.cluster import CONTROL_PLANE_CLIENTS, OLM_CLIENTS
 
 pytestmark = pytest.mark.testbed
 
@@ -90,17 +91,16 @@ def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace,
         started, killed = time.monotonic(), time.time()
         testbed.restart("kube-apiserver", grace=0, downtime=DOWNTIME)
         outage = time.monotonic() - started
-        # The testbed's controllers reach the new API server before it has loaded its RBAC caches (no load balancer
-        # holds them back until /readyz), get 403 Forbidden and back off for minutes: restart them as a control-plane
-        # restart does. The module, which got no such answer, is left as it is.
-        for component in ("kube-controller-manager", "kube-scheduler"):
-            testbed.restart(component)
+        # The testbed's controllers may have backed off for minutes after 403s from the new API server (see
+        # testbed.cluster.API_CLIENTS): restart them. The module, which got no such answer, is left as it is.
+        testbed.restart_api_clients(CONTROL_PLANE_CLIENTS)
         assert proc.poll() is None, f"the module ended during the restart: {proc.communicate()}"
         out, err = proc.communicate(timeout=900)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        testbed.restart_api_clients(OLM_CLIENTS)  # for the tests after this one
     try:
         result = json.loads(out)
     except ValueError:
