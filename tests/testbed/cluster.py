@@ -23,14 +23,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional
 
-from testbed import catalog, config, olmv1, operator_runtime, procs
+from testbed import catalog, config, olmv1, operator_runtime, procs, scc_admission
 from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
 from testbed.registry import LocalRegistry, RegistryError
 
 # Component start order; teardown runs it backwards. OLM v1's processes (last) only run after ensure_olmv1().
 # The `opm serve` of serve_catalog().
 EXTRA_CATALOG = "opm-extra"
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "packageserver", "opm", "registry")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", scc_admission.NAME, "packageserver", "opm")
+COMPONENTS += ("registry",)
 COMPONENTS += olmv1.PROCESSES
 # Started on demand (serve_catalog, start_operator), stopped with the testbed.
 COMPONENTS += (EXTRA_CATALOG, operator_runtime.NAME)
@@ -46,6 +47,7 @@ BINARIES = (
     "catalog",
     "package-server",
     "opm",
+    scc_admission.binary_name(),
 ) + olmv1.PROCESSES
 # How restart() sees a component serving again: its port in state["ports"], or the port upstream hard-codes.
 SERVING_PORTS = {
@@ -60,6 +62,7 @@ SERVING_PORTS = {
     "opm": "opm",
     "registry": "registry",
     "catalogd": "olmv1_catalogd",
+    scc_admission.NAME: scc_admission.NAME,
     "operator-controller": "olmv1_operator_controller_health",
 }
 PACKAGES_API = "v1.packages.operators.coreos.com"
@@ -67,8 +70,8 @@ PACKAGES_API = "v1.packages.operators.coreos.com"
 # before it has loaded its RBAC caches (no load balancer holds them back until /readyz), get 403 Forbidden and back
 # off; OLM's catalog operator then saw a new CatalogSource 48 s late. restart_api_clients() restarts them.
 CONTROL_PLANE_CLIENTS = ("kube-controller-manager", "kube-scheduler")
-OLM_CLIENTS = ("olm", "catalog", "packageserver", "catalogd", "operator-controller")
-API_CLIENTS = CONTROL_PLANE_CLIENTS + OLM_CLIENTS
+ADDON_CLIENTS = ("olm", "catalog", scc_admission.NAME, "packageserver", "catalogd", "operator-controller")
+API_CLIENTS = CONTROL_PLANE_CLIENTS + ADDON_CLIENTS
 # Where client-go's rest.InClusterConfig reads a service account token and CA (a constant upstream).
 IN_CLUSTER_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # Runs in packageserver's private mount namespace: makes IN_CLUSTER_SA_DIR show the testbed's token and CA
@@ -250,12 +253,13 @@ class Testbed:
                 self._lock_depth = 0
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True, olmv1: bool = False) -> dict:
+    def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True, olmv1: bool = False, scc_admission: bool = True) -> dict:
         """Start everything (reusing a running testbed) and return status(); raises TestbedError.
 
-        `olmv1`: also start OLM v1 (catalogd, operator-controller), as ensure_olmv1() does."""
+        `olmv1`: also start OLM v1 (catalogd, operator-controller), as ensure_olmv1() does.
+        `scc_admission`: enforce SCCs with OpenShift's admission (scc_admission.py); needs `with_scc`."""
         with self._exclusive():
-            status = self._up(nodes, with_scc, build_first)
+            status = self._up(nodes, with_scc, build_first, scc_admission and with_scc)
             if not olmv1:
                 return status
             self._ensure_olmv1()
@@ -351,7 +355,7 @@ class Testbed:
         _log(f"OLM v1 {version} up in {facts['up_seconds']}s: catalogd on https://{facts['catalogd_address']}")
         return facts
 
-    def _up(self, nodes: int, with_scc: bool, build_first: bool) -> dict:
+    def _up(self, nodes: int, with_scc: bool, build_first: bool, enforce_scc: bool = True) -> dict:
         if self.state and self.is_running():
             _log(f"testbed already running: reusing it ({self.kubeconfig})")
             return self.status()
@@ -370,7 +374,8 @@ class Testbed:
             "versions": _versions(bins),
             "etcd_data": str(etcd_dir),
             "ports": {
-                k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry", "packageserver")
+                k: procs.free_port()
+                for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry", "packageserver", scc_admission.NAME)
             },
             "audit_log": str(self.audit_log),
             "bench_kubeconfig": str(self.bench_kubeconfig),
@@ -387,6 +392,9 @@ class Testbed:
             self.scale_nodes(nodes)
             self._install_olm(bins, with_scc)
             self.state["scc_crd"] = with_scc
+            if enforce_scc:
+                self._start_scc_admission(bins)
+            self.state["scc_admission"] = enforce_scc
             self._start_packageserver(bins)
             self._start_opm(bins)
             self._start_registry()
@@ -783,6 +791,40 @@ class Testbed:
             if found:
                 return found[0]
         raise TestbedError("SecurityContextConstraints CRD not found in the github.com/openshift/api module cache")
+
+    # ---------------------------------------------------------- SCC admission
+    def _start_scc_admission(self, bins: Path) -> None:
+        """OpenShift's SCC admission as webhooks served by a local process (see scc_admission.py)."""
+        port = self.state["ports"][scc_admission.NAME]
+        # `create`: client-side apply would drop the fields the default SCCs leave null, which the CRD requires.
+        self.kubectl("create", "-f", "-", input_text=json.dumps({"apiVersion": "v1", "kind": "List", "items": scc_admission.cluster_objects()}))
+        kubeconfig = self._write_component_kubeconfig(scc_admission.NAME)
+        self._start(
+            scc_admission.NAME,
+            [
+                str(bins / scc_admission.binary_name()),
+                f"--kubeconfig={kubeconfig}",
+                f"--listen=127.0.0.1:{port}",
+                f"--tls-cert-file={self.pki.path('sccadmission-serving.crt')}",
+                f"--tls-private-key-file={self.pki.path('sccadmission-serving.key')}",
+            ],
+        )
+        self._wait("the SCC admission webhook's informers", lambda: self._https_ok(port, "/healthz"), 60, scc_admission.NAME)
+        # Namespaces made before the webhook get their UID range and MCS label from its allocator.
+        self._wait("openshift.io/sa.scc.* annotations on every namespace", self._namespaces_allocated, 30, scc_admission.NAME)
+        self._apply(*scc_admission.webhook_configurations(port, self.pki.path("ca.crt").read_bytes()))
+        _log(f"SCC admission (OpenShift's plugin) on https://127.0.0.1:{port}: {len(scc_admission.cluster_objects())} objects, webhooks registered")
+
+    def _https_ok(self, port: int, path: str) -> bool:
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=self._ssl_context(), timeout=3) as resp:  # noqa: S310
+                return resp.status == 200
+        except (OSError, ValueError):
+            return False
+
+    def _namespaces_allocated(self) -> bool:
+        listing = json.loads(self.kubectl("get", "namespaces", "-o", "json").stdout)
+        return all(scc_admission.UID_RANGE_ANNOTATION in (ns["metadata"].get("annotations") or {}) for ns in listing["items"])
 
     # ---------------------------------------------------------- packageserver
     def _packageserver_objects(self) -> list[dict]:

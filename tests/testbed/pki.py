@@ -46,6 +46,9 @@ CERTS = {
     "packageserver-serving": ("ca", "packageserver", None, True, (("dns", "{}.{}.svc".format(*PACKAGESERVER_SERVICE)),)),
     # OLM v1's catalogd: catalog content (https://127.0.0.1:<port>/catalogs/...) and its mutating webhook.
     "catalogd-serving": ("ca", "catalogd", None, True, ()),
+    # OpenShift's SCC admission webhook (scc_admission.py): its API identity and its serving certificate.
+    "sccadmission": ("ca", "kubeforge-testbed-sccadmission", None, False, ()),
+    "sccadmission-serving": ("ca", "sccadmission", None, True, ()),
     "front-proxy-client": ("front-proxy-ca", FRONT_PROXY_CLIENT_CN, None, False, ()),
     "bench": ("ca", BENCH_USER, None, False, ()),
 }

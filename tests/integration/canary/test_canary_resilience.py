@@ -14,7 +14,7 @@ from kubernetes import client, watch
 from lib.polling import poll_until
 from lib.runners import start_module_subprocess
 from test_daemonset_canary import NODES, PREFIX, V2, canary_annotations, daemonset, pods_by_image, wait_settled
-from testbed.cluster import CONTROL_PLANE_CLIENTS, OLM_CLIENTS
+from testbed.cluster import ADDON_CLIENTS, CONTROL_PLANE_CLIENTS
 
 pytestmark = pytest.mark.testbed
 
@@ -100,7 +100,7 @@ def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        testbed.restart_api_clients(OLM_CLIENTS)  # for the tests after this one
+        testbed.restart_api_clients(ADDON_CLIENTS)  # for the tests after this one
     try:
         result = json.loads(out)
     except ValueError:

@@ -148,7 +148,19 @@ def test_crashlooping_operator_fails_with_csv_phase(run_module, kubeconfig, cata
     assert result["csv_phase"] == "Installing"
 
 
+def test_scc_refusal_fails_fast(run_module, kubeconfig, catalog_ns):
+    """The testbed's SCC admission (OpenShift's plugin) refuses the operator's privileged pod, as OpenShift does."""
+    started = time.monotonic()
+    result = operator(run_module, kubeconfig, catalog_ns, package="kube-privileged")
+    assert result["failed"] and result["reason"] == "FailedCreate", result
+    assert "unable to validate against any security context constraint" in result["msg"] and "Privileged containers are not allowed" in result["msg"]
+    assert time.monotonic() - started < 60
+
+
 def test_pod_security_rejection_fails_fast(run_module, kubeconfig, catalog_ns, api):
+    # With the privileged SCC granted to the operator's ServiceAccount, Pod Security admission is what refuses.
+    grant = {"kubeconfig": kubeconfig, "scc": "privileged", "service_accounts": [f"{catalog_ns}/kube-privileged-controller-manager"]}
+    assert not run_module("scc_access", grant).get("failed")
     client.CoreV1Api(api).patch_namespace(catalog_ns, {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
     started = time.monotonic()
     result = operator(run_module, kubeconfig, catalog_ns, package="kube-privileged")

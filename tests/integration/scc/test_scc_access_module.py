@@ -1,8 +1,9 @@
 """scc_access on the testbed: RBAC grants checked with real SubjectAccessReviews, broad subjects refused, legacy
 list cleanup, check mode, idempotence, the least-privilege recommendation and the Pod Security fallback.
 
-The testbed serves the SCC API from OpenShift's CRD, so grants are stored and authorized, but no SCC admission
-enforces them (the module says so); real OpenShift is detected by its aggregated APIs, which the testbed lacks.
+The testbed serves the SCC API from OpenShift's CRD and enforces SCCs with OpenShift's own admission plugin as a
+webhook (test_scc_admission.py proves grants with pods); real OpenShift is detected by its aggregated APIs, which the
+testbed lacks, so the module warns that a grant takes effect only where an SCC admission webhook enforces SCCs.
 """
 
 import os
@@ -66,7 +67,7 @@ def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, ap
     assert granted["changed"] is True and granted["openshift"] is False, granted
     assert granted["binding"]["kind"] == "RoleBinding" and granted["binding"]["namespace"] == namespace
     assert granted["created_cluster_role"] == f"system:openshift:scc:{name}"
-    assert "no SCC admission enforces it" in str(granted["warnings"])
+    assert "takes effect only where an SCC admission webhook enforces SCCs" in str(granted["warnings"])
     assert can_use(api, namespace, "app", name) and can_use(api, namespace, "other", name)
     assert run_module("scc_access", args)["changed"] is False
 

@@ -1,9 +1,10 @@
 """scc (custom least-privilege SCCs) and scc_access's pin_workloads on the testbed.
 
-The testbed serves the SCC API from OpenShift's CRD and has no SCC objects and no SCC admission: these tests prove
-what the API server stores (the rendered object, ``priority: null``, our label), check mode, diff, idempotence,
-that only our SCCs are changed or deleted, and that the pin annotation lands on (and leaves) a real Deployment's pod
-template. Whether OpenShift then admits a pod under the SCC is not observable here.
+The testbed serves the SCC API from OpenShift's CRD, with the ten default SCCs and OpenShift's own SCC admission
+(tests/testbed/scc_admission.py): these tests prove what the API server stores (the rendered object,
+``priority: null``, our label), check mode, diff, idempotence, that only our SCCs are changed or deleted (the default
+ones never), and that the pin annotation lands on (and leaves) a real Deployment's pod template;
+test_scc_admission.py proves what admission then does with pods.
 """
 
 import os
@@ -64,7 +65,7 @@ def test_create_check_mode_diff_idempotence_update_and_remove(run_module, kubeco
     created = run_module("scc", args, diff=True)
     assert created["changed"] is True and not created.get("failed"), created
     assert created["diff"]["before"] == {} and created["diff"]["after"]["metadata"]["name"] == name
-    assert "no SCC admission enforces it" in str(created["warnings"])
+    assert "takes effect only where an SCC admission webhook enforces SCCs" in str(created["warnings"])
     stored = read(custom, name)
     # What the CRD keeps: priority is stored as an explicit null (the field is required and nullable), not dropped.
     assert "priority" in stored and stored["priority"] is None
@@ -116,9 +117,10 @@ def test_only_our_sccs_are_changed_or_deleted(run_module, kubeconfig, sccs):
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
 
     for default in ("restricted-v2", "anyuid", "privileged"):
+        stored = read(custom, default)
         refused = run_module("scc", {"kubeconfig": kubeconfig, "name": default, "host_network": True})
         assert refused["failed"] is True and "never creates, modifies or deletes default SCCs" in refused["msg"]
-        assert read(custom, default) is None
+        assert read(custom, default)["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
 
 
 def test_for_workload(run_module, kubeconfig, sccs):

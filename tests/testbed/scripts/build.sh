@@ -21,6 +21,10 @@ OLMV1_VERSION=${OLMV1_VERSION:-v1.5.1}
 # version is a new component of the same cache.
 ANSIBLE_OPERATOR_VERSION=${ANSIBLE_OPERATOR_VERSION:-v1.42.2}
 ANSIBLE_OPERATOR_BINARY="ansible-operator-${ANSIBLE_OPERATOR_VERSION}"
+# OpenShift's SCC admission as a webhook: our own program (tests/testbed/sccadmission, pinned go.mod), named by a
+# digest of its sources (scc_admission.py computes the same), so an edit builds a new binary.
+SCC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../sccadmission" && pwd)"
+SCC_BINARY="sccadmission-$(cd "$SCC_DIR" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)"
 
 command -v go >/dev/null 2>&1 || { echo "build.sh: the Go toolchain (1.26.3 or later) is required on PATH" >&2; exit 1; }
 GO_VERSION=$(go env GOVERSION)
@@ -47,7 +51,7 @@ mkdir -p "$BIN" "$SRC"
 
 # Every binary the testbed runs; the .done stamp holds this list, so adding a component to it makes an
 # existing cache build just that component (each present binary is skipped).
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY"
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY $SCC_BINARY"
 OLMV1_BINARIES="catalogd operator-controller"
 if [ -f "$BIN/.done" ] && [ "$(cat "$BIN/.done")" = "$COMPONENTS" ]; then echo "$BIN"; exit 0; fi
 
@@ -248,11 +252,17 @@ build_ansible_operator() {
   rmdir "$out"
 }
 
+prepare_sccadmission() { (cd "$SCC_DIR" && go mod download); }
+build_sccadmission() {
+  (cd "$SCC_DIR" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$SCC_BINARY.tmp" .) && mv "$BIN/$SCC_BINARY.tmp" "$BIN/$SCC_BINARY"
+  find "$BIN" -maxdepth 1 -name 'sccadmission-*' ! -name "$SCC_BINARY" -delete  # builds of earlier sources
+}
+
 # step -> the binaries it makes (a step whose binaries are all present is skipped, its download too).
 declare -A STEP_BINARIES=(
   [k8s]="kube-apiserver kube-controller-manager kube-scheduler kubectl" [etcd]="etcd" [kwok]="kwok"
   [olm]="olm catalog package-server" [opm]="opm" [olmv1]="catalogd operator-controller"
-  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY"
+  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY" [sccadmission]="$SCC_BINARY"
 )
 step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || return 0; done; return 1; }
 
@@ -261,7 +271,7 @@ step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || r
 # A download's exit status lands in prepare-<step>.rc: the lanes are subshells and cannot `wait` for their siblings.
 rm -f "$LOGS"/prepare-*.rc
 PREPARED=" "
-for step in k8s olm olmv1 kwok opm ansible_operator etcd; do
+for step in k8s olm olmv1 kwok opm ansible_operator sccadmission etcd; do
   step_needed "$step" || { log "${STEP_BINARIES[$step]}: cached"; continue; }
   ( rc=0; "prepare_$step" >"$LOGS/prepare-$step.log" 2>&1 || rc=$?; echo "$rc" >"$LOGS/prepare-$step.rc" ) &
   PREPARED+="$step "
@@ -284,7 +294,7 @@ run_step() {
 lane() { local step; for step in "$@"; do run_step "$step" || return 1; done; }
 
 lane k8s olmv1 etcd & lane_a=$!
-lane olm kwok opm ansible_operator & lane_b=$!
+lane olm kwok opm ansible_operator sccadmission & lane_b=$!
 failed=0
 wait "$lane_a" || failed=1
 wait "$lane_b" || failed=1
