@@ -666,6 +666,36 @@ def _labelled(ref, items, several):
     return [Violation("%s: %s" % (ref.label, v.field), v.message) for v in items]
 
 
+UID_RANGE_ANNOTATION = "openshift.io/sa.scc.uid-range"
+SUPPLEMENTAL_GROUPS_ANNOTATION = "openshift.io/sa.scc.supplemental-groups"
+MCS_ANNOTATION = "openshift.io/sa.scc.mcs"
+
+
+def _first_block(value):
+    """``(min, max)`` of the first ``<start>/<size>`` or ``<start>-<end>`` block of an annotation, or None."""
+    block = (value or "").split(",")[0].strip()
+    try:
+        if "/" in block:
+            start, size = (int(x) for x in block.split("/", 1))
+            return (start, start + size - 1) if size > 0 else None
+        if "-" in block:
+            start, end = (int(x) for x in block.split("-", 1))
+            return (start, end) if end >= start else None
+    except ValueError:
+        return None
+    return None
+
+
+def namespace_context(annotations):
+    """``recommend_scc`` keyword arguments from a namespace's ``openshift.io/sa.scc.*`` annotations (pure).
+
+    Supplemental groups fall back to the UID range, as admission does; unknown or malformed values stay None."""
+    annotations = annotations or {}
+    uid_range = _first_block(annotations.get(UID_RANGE_ANNOTATION))
+    gid_range = _first_block(annotations.get(SUPPLEMENTAL_GROUPS_ANNOTATION)) or uid_range
+    return {"uid_range": uid_range, "gid_range": gid_range, "mcs_level": annotations.get(MCS_ANNOTATION) or None}
+
+
 def recommend_scc(obj, uid_range=None, gid_range=None, mcs_level=None, image_users=None, sccs=DEFAULT_SCCS):
     """The least-privileged SCC of ``sccs`` admitting every pod spec of ``obj`` (see ``pod_specs_of``).
 

@@ -20,7 +20,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, normalize, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
-from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import recommend_scc
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import namespace_context, recommend_scc
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import pin, pod_security
 
 SCC_API = "security.openshift.io/v1"
@@ -65,13 +65,34 @@ def _summary(binding):
     return {"kind": binding.get("kind"), "name": meta.get("name"), "namespace": meta.get("namespace"), "subjects": binding.get("subjects") or []}
 
 
+def _workload_namespace(params, subjects):
+    """The namespace the workload's pods run in: its own, the module's, or that of its only service accounts."""
+    workload = params.get("for_workload")
+    own = ((workload.get("metadata") or {}).get("namespace")) if isinstance(workload, dict) else None
+    namespaces = {s.get("namespace") for s in subjects if s.get("kind") == "ServiceAccount"}
+    return own or params.get("namespace") or (namespaces.pop() if len(namespaces) == 1 else None)
+
+
+def _namespace_context(client, params, subjects):
+    """The namespace's UID/group ranges and MCS level, so that values inside them count as admission counts them;
+    nothing when the namespace is unknown, missing or unreadable (values are then treated as outside)."""
+    name = _workload_namespace(params, subjects)
+    if not name:
+        return {}
+    try:
+        namespace = get_object(client, find_resource(client, "Namespace", "v1"), name)
+    except K8sError:
+        return {}
+    return namespace_context(((namespace or {}).get("metadata") or {}).get("annotations"))
+
+
 def apply(client, params, check_mode):
     """Grant (``state=present``) or revoke (``absent``) ``use`` of the SCC; returns the module result."""
     subjects = access.parse_subjects(params.get("service_accounts"), params.get("users"), params.get("groups"), params.get("namespace"))
     result = {"changed": False, "warnings": []}
     recommendation = None
     if params.get("for_workload"):
-        recommendation = recommend_scc(params["for_workload"])
+        recommendation = recommend_scc(params["for_workload"], **_namespace_context(client, params, subjects))
         result["recommendation"] = recommendation._asdict()
     scc = params.get("scc") or (recommendation.scc if recommendation else None)
     if not scc:
@@ -106,7 +127,9 @@ def apply(client, params, check_mode):
         # Taking back a grant of an SCC deleted meanwhile: its binding may still name the subjects.
         result["warnings"].append(f"SecurityContextConstraints {scc} does not exist: only its binding is cleaned up")
     if not evidence:
-        result["warnings"].append("the SCC API is served by a CRD, not by OpenShift: the grant is stored, and takes effect only where an SCC admission webhook enforces SCCs")
+        result["warnings"].append(
+            "the SCC API is served by a CRD, not by OpenShift: the grant is stored, and takes effect only where an SCC admission webhook enforces SCCs"
+        )
 
     roles = find_resource(client, "ClusterRole", access.RBAC_API_VERSION)
     kind = "RoleBinding" if namespace else "ClusterRoleBinding"

@@ -80,6 +80,8 @@ def execute(module):
         custom.ensure_ours(before, name, "delete")
         changed, before, after = delete_object(client, resource, name) if before is not None else (False, None, None)
     if not detect_openshift(client):
-        result["warnings"].append("the SCC API is served by a CRD, not by OpenShift: the SCC is stored, and takes effect only where an SCC admission webhook enforces SCCs")
+        result["warnings"].append(
+            "the SCC API is served by a CRD, not by OpenShift: the SCC is stored, and takes effect only where an SCC admission webhook enforces SCCs"
+        )
     result.update(changed=changed, scc=public(after), diff=_diff(before, after))
     return result

@@ -353,3 +353,30 @@ def test_reasons_are_deduplicated_across_rejected_sccs():
     result = rec.recommend_scc(deployment(pod_spec(container("nginx", NGINX, sc={"runAsUser": 0}))))
     assert result.reasons == ["running with the root UID is forbidden"]
     assert set(result.rejected) == {"restricted-v2", "nonroot-v2"}
+
+
+@pytest.mark.parametrize(
+    ("annotations", "expected"),
+    [
+        (None, {"uid_range": None, "gid_range": None, "mcs_level": None}),
+        (
+            {"openshift.io/sa.scc.uid-range": "1000650000/10000", "openshift.io/sa.scc.mcs": "s0:c26,c5"},
+            {"uid_range": (1000650000, 1000659999), "gid_range": (1000650000, 1000659999), "mcs_level": "s0:c26,c5"},
+        ),
+        (
+            {"openshift.io/sa.scc.uid-range": "1000650000/10000", "openshift.io/sa.scc.supplemental-groups": "5000-5999,7000/10"},
+            {"uid_range": (1000650000, 1000659999), "gid_range": (5000, 5999), "mcs_level": None},
+        ),
+        ({"openshift.io/sa.scc.uid-range": "bad", "openshift.io/sa.scc.supplemental-groups": "10/0"}, dict.fromkeys(("uid_range", "gid_range", "mcs_level"))),
+        ({"openshift.io/sa.scc.uid-range": "20-10"}, {"uid_range": None, "gid_range": None, "mcs_level": None}),
+    ],
+)
+def test_namespace_context(annotations, expected):
+    assert rec.namespace_context(annotations) == expected
+
+
+def test_a_uid_inside_the_namespace_range_keeps_restricted_v2():
+    pod = {"kind": "Pod", "spec": {"securityContext": {"fsGroup": 1000650000}, "containers": [{"name": "c", "securityContext": {"runAsUser": 1000650005}}]}}
+    assert rec.recommend_scc(pod).scc == "nonroot-v2"  # outside an unknown range
+    context = rec.namespace_context({"openshift.io/sa.scc.uid-range": "1000650000/10000"})
+    assert rec.recommend_scc(pod, **context).scc == "restricted-v2"
