@@ -9,6 +9,8 @@ as a mutating and a validating admission webhook on 127.0.0.1, and gives namespa
   ``system:authenticated`` exist (scc_defaults.py);
 - every pod outside kube-system, kube-public and kube-node-lease is admitted under an SCC (annotation
   ``openshift.io/scc``) or refused with OpenShift's message, on simulated and real nodes alike;
+- SCC objects are defaulted when written (fsGroup and supplementalGroups RunAsAny, volumes, ...), as OpenShift's
+  API server does;
 - the webhook runs as its own user (client certificate) with read access to SCCs and namespaces, patch on
   namespaces, and ``system:auth-delegator`` for the SubjectAccessReviews that decide who may ``use`` an SCC.
 
@@ -80,7 +82,7 @@ def webhook_configurations(port: int, ca_pem: bytes) -> list[dict]:
     ca_bundle = base64.b64encode(ca_pem).decode()
     selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": list(EXEMPT_NAMESPACES)}]}
 
-    def webhook(name: str, path: str, resources: list[str], operations: list[str]) -> dict:
+    def webhook(name: str, path: str, resources: list[str], operations: list[str], group: str = "") -> dict:
         return {
             "name": name,
             "admissionReviewVersions": ["v1"],
@@ -89,7 +91,7 @@ def webhook_configurations(port: int, ca_pem: bytes) -> list[dict]:
             "sideEffects": "None",
             "timeoutSeconds": TIMEOUT_SECONDS,
             "namespaceSelector": selector,
-            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": operations, "resources": resources}],
+            "rules": [{"apiGroups": [group], "apiVersions": ["v1"], "operations": operations, "resources": resources}],
         }
 
     return [
@@ -99,6 +101,8 @@ def webhook_configurations(port: int, ca_pem: bytes) -> list[dict]:
             "metadata": _meta(WEBHOOK_CONFIGURATION),
             "webhooks": [
                 webhook("namespaces.scc.security.openshift.io", "/mutate-namespaces", ["namespaces"], ["CREATE"]),
+                # OpenShift defaults every SCC when it is written; the plugin refuses all pods while one lacks a strategy.
+                webhook("sccs.scc.security.openshift.io", "/mutate-sccs", ["securitycontextconstraints"], ["CREATE", "UPDATE"], "security.openshift.io"),
                 # OpenShift runs the SCC plugin after the other mutating admission; a webhook asks to run again
                 # when a later one changed the pod.
                 dict(webhook("pods.scc.security.openshift.io", "/mutate-pods", ["pods"], ["CREATE", "UPDATE"]), reinvocationPolicy="IfNeeded"),

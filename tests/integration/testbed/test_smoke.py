@@ -20,8 +20,8 @@ def _restricted_container(name, image):
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
+            # No runAsUser: SCC admission assigns one from the namespace's block (1000 is outside it: refused).
             "runAsNonRoot": True,
-            "runAsUser": 1000,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
     }

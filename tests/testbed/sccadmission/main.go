@@ -8,6 +8,8 @@
 //	/mutate-pods       the plugin's Admit: picks the SCC, defaults the security contexts, sets openshift.io/scc
 //	/validate-pods     the plugin's Validate on the final pod
 //	/mutate-namespaces the namespace's UID range, supplemental groups and MCS label, when missing
+//	/mutate-sccs       OpenShift's defaults for SCC objects (fsGroup, supplementalGroups, volumes, ...), which
+//	                   OpenShift's own kube-apiserver applies when an SCC is written
 //	/healthz           200 once the informers have synced
 //
 // It is part of the kubeforge testbed: it listens on loopback only and trusts the API server's client CA for nothing
@@ -52,6 +54,7 @@ import (
 
 	securityv1 "github.com/openshift/api/security/v1"
 	"github.com/openshift/apiserver-library-go/pkg/securitycontextconstraints/sccadmission"
+	"github.com/openshift/apiserver-library-go/pkg/securitycontextconstraints/sccdefaults"
 	securityclient "github.com/openshift/client-go/security/clientset/versioned"
 	securityinformers "github.com/openshift/client-go/security/informers/externalversions"
 	"github.com/openshift/library-go/pkg/security/uid"
@@ -115,6 +118,7 @@ func main() {
 	mux.HandleFunc("/mutate-pods", s.handle(s.mutatePod))
 	mux.HandleFunc("/validate-pods", s.handle(s.validatePod))
 	mux.HandleFunc("/mutate-namespaces", s.handle(s.mutateNamespace))
+	mux.HandleFunc("/mutate-sccs", s.handle(s.mutateSCC))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if !synced() {
 			http.Error(w, "informers not synced", http.StatusServiceUnavailable)
@@ -347,6 +351,41 @@ func (s *server) mutateNamespace(_ context.Context, req *admissionv1.AdmissionRe
 		op = "add"
 	}
 	return patchResponse([]map[string]interface{}{{"op": op, "path": "/metadata/annotations", "value": merged}})
+}
+
+// mutateSCC applies the library's SCC defaults: on OpenShift every SCC is defaulted when written, and the plugin
+// refuses every pod while any SCC lacks, for example, an fsGroup strategy.
+func (s *server) mutateSCC(_ context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Resource.Resource != "securitycontextconstraints" {
+		return &admissionv1.AdmissionResponse{Allowed: true}, nil
+	}
+	var scc securityv1.SecurityContextConstraints
+	if err := json.Unmarshal(req.Object.Raw, &scc); err != nil {
+		return nil, fmt.Errorf("decoding the SecurityContextConstraints: %w", err)
+	}
+	defaulted := scc.DeepCopy()
+	sccdefaults.SetDefaults_SCC(defaulted)
+	fields := []struct {
+		path        string
+		before, now interface{}
+	}{
+		{"/fsGroup", scc.FSGroup, defaulted.FSGroup},
+		{"/supplementalGroups", scc.SupplementalGroups, defaulted.SupplementalGroups},
+		{"/users", scc.Users, defaulted.Users},
+		{"/groups", scc.Groups, defaulted.Groups},
+		{"/volumes", scc.Volumes, defaulted.Volumes},
+		{"/allowPrivilegeEscalation", scc.AllowPrivilegeEscalation, defaulted.AllowPrivilegeEscalation},
+	}
+	var patch []map[string]interface{}
+	for _, f := range fields {
+		if !equality.Semantic.DeepEqual(f.before, f.now) {
+			patch = append(patch, map[string]interface{}{"op": "add", "path": f.path, "value": f.now})
+		}
+	}
+	if len(patch) == 0 {
+		return &admissionv1.AdmissionResponse{Allowed: true}, nil
+	}
+	return patchResponse(patch)
 }
 
 func patchResponse(patch interface{}) (*admissionv1.AdmissionResponse, error) {

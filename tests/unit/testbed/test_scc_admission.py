@@ -88,6 +88,7 @@ def test_webhooks_cover_pods_and_namespaces_by_loopback_url():
     hooks = mutating["webhooks"] + validating["webhooks"]
     assert {h["clientConfig"]["url"] for h in hooks} == {
         "https://127.0.0.1:4567/mutate-namespaces",
+        "https://127.0.0.1:4567/mutate-sccs",
         "https://127.0.0.1:4567/mutate-pods",
         "https://127.0.0.1:4567/validate-pods",
     }
