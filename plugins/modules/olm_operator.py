@@ -30,6 +30,11 @@ description:
     InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource - and when the
     operator's pods cannot be created (the ReplicaSet's FailedCreate message, for example a Pod Security
     admission rejection) or crash-loop, instead of waiting for OLM's 5-minute install timeout.
+  - Three transient states are waited past, not failed on - a ResolutionFailed recorded before the CatalogSource
+    is C(READY) (OLM resolves a Subscription made with its catalog before connecting to it; a failure recorded with
+    the catalog C(READY) stays final after a 5 s grace), a ResolutionFailed while the InstallPlan the module approved
+    is installing (OLM resolves again meanwhile, for example about a dependency's CSV), and, with O(version), the
+    InstallPlan of the next upgrade that OLM makes while the requested CSV installs (left unapproved).
   - O(state=absent) removes the operator in operator-sdk's cleanup order - Subscription, (optionally) operands
     and owned CRDs, CSV, then the OperatorGroup if this module created it and nothing else uses it.
   - Waiting uses the Kubernetes watch API on the namespace's Subscription, InstallPlans, CSVs, ReplicaSets and

@@ -80,8 +80,8 @@ options:
       - A workload (Deployment, DaemonSet, StatefulSet, Job, CronJob, Pod), a pod template or spec, or a
         ClusterServiceVersion, as a dict. The module reports the least-privileged default SCC that admits its pods.
       - Explicit UIDs, groups and SELinux levels are checked against the ranges of the namespace the pods run in (its
-        C(openshift.io/sa.scc.uid-range), C(supplemental-groups) and C(mcs) annotations), as admission checks them:
-        that namespace is the workload's C(metadata.namespace), else O(namespace), else that of the service accounts
+        C(openshift.io/sa.scc.uid-range), C(supplemental-groups) and C(mcs) annotations), as admission checks them.
+        That namespace is the workload's C(metadata.namespace), else O(namespace), else that of the service accounts
         when they are all in one. Without a readable namespace an explicit value counts as outside its range.
     type: dict
   fallback:
