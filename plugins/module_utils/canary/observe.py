@@ -53,6 +53,16 @@ def daemonset_state(ds):
     )
 
 
+def _crashed(container):
+    """CrashLoopBackOff for a restarted container whose state is a failed termination: between the restarts of a crash
+    loop a real kubelet (v1.35.4, containerd 1.6) keeps reporting ``terminated`` (reason Error), never
+    ``waiting: CrashLoopBackOff``."""
+    terminated = (container.get("state") or {}).get("terminated") or {}
+    if terminated.get("exitCode") not in (None, 0) and _int(container.get("restartCount")) > 0:
+        return "CrashLoopBackOff"
+    return None
+
+
 def pod_state(pod):
     """Node, readiness, revision hash, restarts and the first waiting reason of one pod."""
     meta, spec, status = _metadata(pod), pod.get("spec") or {}, pod.get("status") or {}
@@ -65,7 +75,7 @@ def pod_state(pod):
     restarts = max([_int(c.get("restartCount")) for c in containers] or [0])
     waiting = None
     for container in containers:
-        reason = ((container.get("state") or {}).get("waiting") or {}).get("reason")
+        reason = ((container.get("state") or {}).get("waiting") or {}).get("reason") or _crashed(container)
         if reason:
             waiting = reason
             break

@@ -2,8 +2,10 @@
 uncached ones, changed, recreated, foreign and vanished pods are handled, and the cache does not grow."""
 
 import pytest
+from unit_testlib import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as obs
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout
 
 NS = "agents"
 
@@ -115,3 +117,11 @@ def test_observe_with_a_cache_gives_the_same_observation():
     cache = {}
     assert obs.observe(ds, pods, [], now=1.0, cache=cache) == obs.observe(ds, pods, [], now=1.0)
     assert obs.observe(ds, pods, [], now=1.0, cache=cache) == obs.observe(ds, pods, [], now=1.0)
+
+
+def test_a_real_kubelets_crash_loop_counts_as_crash_loop_back_off():
+    """Between restarts a real kubelet reports terminated/Error, never waiting/CrashLoopBackOff."""
+    state = obs.pod_state(real_kubelet_crash_loop_pod())
+    assert state.waiting == "CrashLoopBackOff" and state.restarts == 3 and state.ready is False
+    assert rollout.crashing(state, 3) == "CrashLoopBackOff"
+    assert rollout.crashing(state, 4) is None

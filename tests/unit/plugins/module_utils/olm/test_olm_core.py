@@ -7,6 +7,7 @@ real OLM of the testbed).
 import json
 
 import pytest
+from unit_testlib import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
@@ -693,3 +694,18 @@ def test_a_resolution_failure_before_the_catalog_is_ready_is_waited_on(failed_at
     assert action.kind == kind, action
     if kind == olm.FAIL:
         assert action.reason == "ConstraintsNotSatisfiable" and NOT_FOUND in action.message
+
+
+def test_a_real_kubelets_crash_loop_is_stuck():
+    """A real kubelet reports a crash loop as terminated/Error between restarts, not waiting/CrashLoopBackOff."""
+    crash = real_kubelet_crash_loop_pod()
+    problem = st.first_problem(st.POD_FAILURES, crash)
+    assert problem.reason == "CrashLoopBackOff" and "exited with code 1 (Error)" in problem.message and "restarts: 3" in problem.message
+    once = real_kubelet_crash_loop_pod()
+    once["status"]["containerStatuses"][0]["restartCount"] = 1  # below CRASH_LOOP_MIN_RESTARTS: operators may crash at start
+    assert st.first_problem(st.POD_FAILURES, once) is None
+    never_restarted = real_kubelet_crash_loop_pod()
+    never_restarted["status"]["containerStatuses"][0]["restartCount"] = 0
+    assert st.container_waiting(never_restarted["status"]["containerStatuses"][0]) == {}
+    succeeded = {"restartCount": 4, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
+    assert st.container_waiting(succeeded) == {}
