@@ -49,6 +49,8 @@ BINARIES = (
     "opm",
     scc_admission.binary_name(),
 ) + olmv1.PROCESSES
+# Starts of a component whose free port another process took before it bound it.
+PORT_ATTEMPTS = 3
 # How restart() sees a component serving again: its port in state["ports"], or the port upstream hard-codes.
 SERVING_PORTS = {
     "etcd": "etcd",
@@ -374,8 +376,7 @@ class Testbed:
             "versions": _versions(bins),
             "etcd_data": str(etcd_dir),
             "ports": {
-                k: procs.free_port()
-                for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry", "packageserver", scc_admission.NAME)
+                k: procs.free_port() for k in ("etcd", "etcd_peer", "apiserver", "kcm", "scheduler", "kwok", "opm", "opm_pprof", "registry", "packageserver")
             },
             "audit_log": str(self.audit_log),
             "bench_kubeconfig": str(self.bench_kubeconfig),
@@ -795,21 +796,30 @@ class Testbed:
     # ---------------------------------------------------------- SCC admission
     def _start_scc_admission(self, bins: Path) -> None:
         """OpenShift's SCC admission as webhooks served by a local process (see scc_admission.py)."""
-        port = self.state["ports"][scc_admission.NAME]
         # `create`: client-side apply would drop the fields the default SCCs leave null, which the CRD requires.
         self.kubectl("create", "-f", "-", input_text=json.dumps({"apiVersion": "v1", "kind": "List", "items": scc_admission.cluster_objects()}))
         kubeconfig = self._write_component_kubeconfig(scc_admission.NAME)
-        self._start(
-            scc_admission.NAME,
-            [
-                str(bins / scc_admission.binary_name()),
-                f"--kubeconfig={kubeconfig}",
-                f"--listen=127.0.0.1:{port}",
-                f"--tls-cert-file={self.pki.path('sccadmission-serving.crt')}",
-                f"--tls-private-key-file={self.pki.path('sccadmission-serving.key')}",
-            ],
-        )
-        self._wait("the SCC admission webhook's informers", lambda: self._https_ok(port, "/healthz"), 60, scc_admission.NAME)
+        # The port is chosen just before the start, and again when an outgoing connection took it meanwhile (a port
+        # chosen at the start of `up` was taken once by the time this late component bound it).
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            port = self.state["ports"][scc_admission.NAME] = procs.free_port()
+            self._start(
+                scc_admission.NAME,
+                [
+                    str(bins / scc_admission.binary_name()),
+                    f"--kubeconfig={kubeconfig}",
+                    f"--listen=127.0.0.1:{port}",
+                    f"--tls-cert-file={self.pki.path('sccadmission-serving.crt')}",
+                    f"--tls-private-key-file={self.pki.path('sccadmission-serving.key')}",
+                ],
+            )
+            try:
+                self._wait("the SCC admission webhook's informers", lambda port=port: self._https_ok(port, "/healthz"), 60, scc_admission.NAME)
+                break
+            except TestbedError as exc:
+                if attempt == PORT_ATTEMPTS or "address already in use" not in str(exc):
+                    raise
+                _log(f"127.0.0.1:{port} was taken before the SCC webhook bound it; trying another port")
         # Namespaces made before the webhook get their UID range and MCS label from its allocator.
         self._wait("openshift.io/sa.scc.* annotations on every namespace", self._namespaces_allocated, 30, scc_admission.NAME)
         self._apply(*scc_admission.webhook_configurations(port, self.pki.path("ca.crt").read_bytes()))
