@@ -1,6 +1,7 @@
 """Start, track and stop the testbed's local processes (one log file and one pid record each)."""
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -8,9 +9,41 @@ import time
 from pathlib import Path
 from typing import Optional
 
+# Ports free_port() tries first: below the kernel's ephemeral range, so that no outgoing connection can take one
+# between the choice and the component's bind (a port the kernel picked from that range was taken twice by the time a
+# late component - the registry, the SCC webhook - bound it).
+EPHEMERAL_RANGE_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
+LOWEST_PORT = 10000
+_handed_out: set = set()
+
+
+def _ephemeral_range() -> tuple:
+    try:
+        with open(EPHEMERAL_RANGE_FILE) as handle:
+            low, high = (int(x) for x in handle.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
 
 def free_port() -> int:
-    """A TCP port that is free on 127.0.0.1 right now."""
+    """A TCP port that is free on 127.0.0.1 right now, outside the ephemeral range when one is (not handed out before
+    by this process); else one the kernel picks."""
+    low, high = _ephemeral_range()
+    candidates = [*range(LOWEST_PORT, low), *range(high + 1, 65536)]
+    for port in random.sample(candidates, min(200, len(candidates))):
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

@@ -42,6 +42,14 @@ def test_free_port_is_free_and_port_open_sees_a_listener():
         assert procs.port_open(port)
 
 
+def test_free_ports_are_outside_the_ephemeral_range_and_distinct():
+    """No outgoing connection can take such a port between its choice and the component's bind."""
+    low, high = procs._ephemeral_range()
+    ports = [procs.free_port() for _ in range(20)]
+    assert len(set(ports)) == 20
+    assert all(p < low or p > high for p in ports), (low, high, ports)
+
+
 def test_start_records_the_command_line_in_the_log(tmp_path):
     record = procs.start("echoer", ["echo", "hello"], tmp_path, env={"X": "1"})
     poll_until(lambda: not procs.alive(record["pid"]), 5, 0.05, "echo to exit")
