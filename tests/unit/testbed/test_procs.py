@@ -45,7 +45,7 @@ def test_free_port_is_free_and_port_open_sees_a_listener():
 def test_free_ports_are_outside_the_ephemeral_range_and_distinct():
     """No outgoing connection can take such a port between its choice and the component's bind."""
     low, high = procs._ephemeral_range()
-    ports = [procs.free_port() for _ in range(20)]
+    ports = [procs.free_port() for _attempt in range(20)]
     assert len(set(ports)) == 20
     assert all(p < low or p > high for p in ports), (low, high, ports)
 
