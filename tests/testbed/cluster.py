@@ -30,8 +30,8 @@ from testbed.registry import LocalRegistry, RegistryError
 # Component start order; teardown runs it backwards. OLM v1's processes (last) only run after ensure_olmv1().
 # The `opm serve` of serve_catalog().
 EXTRA_CATALOG = "opm-extra"
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", scc_admission.NAME, "packageserver", "opm")
-COMPONENTS += ("registry",)
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", scc_admission.NAME)
+COMPONENTS += ("packageserver", "opm", "registry")
 COMPONENTS += olmv1.PROCESSES
 # Started on demand (serve_catalog, start_operator), stopped with the testbed.
 COMPONENTS += (EXTRA_CATALOG, operator_runtime.NAME)
@@ -224,13 +224,7 @@ class Testbed:
 
     def _apiserver_ready(self) -> bool:
         port = self.state.get("ports", {}).get("apiserver")
-        if not port:
-            return False
-        try:
-            with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", context=self._ssl_context(), timeout=3) as resp:  # noqa: S310
-                return resp.status == 200
-        except (OSError, ValueError):
-            return False
+        return bool(port) and self._https_ok(port, "/readyz")
 
     # -------------------------------------------------------------------- up
     @contextlib.contextmanager
