@@ -208,8 +208,8 @@ sanity: venv sanity-venv ## ansible-test sanity on a physical copy of the git-vi
 # Testbed (tests/testbed) and integration
 # ---------------------------------------------------------------------------------------------------------------
 
-testbed-deps: ## Install the testbed's Debian packages when missing (docker-registry, htpasswd)
-	bash tests/testbed/scripts/install-registry.sh
+testbed-deps: ## Install the testbed's Debian packages when missing (docker-registry, htpasswd, containerd, runc, CNI plugins, iptables)
+	bash tests/testbed/scripts/install-packages.sh
 
 testbed-build: venv testbed-deps ## Build the local testbed binaries (no-op when already built)
 	$(TESTBED) build

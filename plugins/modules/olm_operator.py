@@ -105,6 +105,9 @@ options:
   config:
     description:
       - The Subscription's C(spec.config) (env, resources, nodeSelector, tolerations, volumes, ...), passed as is.
+      - OLM v0 applies it to the operator's Deployment only once the Subscription's C(installedCSV) names the CSV; a Deployment it
+        created before that gets the config only when it becomes available. A pod that cannot start without its config (on the
+        only nodes it tolerates, say) then stays without it, and the module fails naming that.
     type: dict
   approve_dependencies:
     description:

@@ -18,6 +18,7 @@ def main(argv=None) -> int:
     up.add_argument("--nodes", type=int, default=3, help="number of fake KWOK nodes (default 3)")
     up.add_argument("--without-scc", action="store_true", help="skip OpenShift's SecurityContextConstraints CRD (and so SCC admission)")
     up.add_argument("--without-scc-admission", action="store_true", help="do not enforce SCCs (OpenShift's SCC admission webhook runs by default)")
+    up.add_argument("--without-real-node", action="store_true", help="no real kubelet node (one joins by default; it needs root, containerd, runc)")
     up.add_argument("--olmv1", action="store_true", help="also start OLM v1 (catalogd, operator-controller); on a running testbed, start just that")
     down = sub.add_parser("down", help="stop every testbed process and free its ports")
     down.add_argument("--purge-logs", action="store_true", help="also delete the log files")
@@ -43,7 +44,13 @@ def main(argv=None) -> int:
             return 0
         testbed = cluster.Testbed()
         if args.command == "up":
-            status = testbed.up(nodes=args.nodes, with_scc=not args.without_scc, olmv1=args.olmv1, scc_admission=not args.without_scc_admission)
+            status = testbed.up(
+                nodes=args.nodes,
+                with_scc=not args.without_scc,
+                olmv1=args.olmv1,
+                scc_admission=not args.without_scc_admission,
+                real_node=not args.without_real_node,
+            )
             print(json.dumps(status, indent=2))
             print(f"export KUBECONFIG={testbed.kubeconfig}")
             return 0

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional
 
-from testbed import catalog, config, olmv1, operator_runtime, procs, scc_admission
+from testbed import catalog, config, olmv1, operator_runtime, procs, realnode, scc_admission
 from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
 from testbed.registry import LocalRegistry, RegistryError
 
@@ -31,7 +31,7 @@ from testbed.registry import LocalRegistry, RegistryError
 # The `opm serve` of serve_catalog().
 EXTRA_CATALOG = "opm-extra"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", scc_admission.NAME)
-COMPONENTS += ("packageserver", "opm", "registry")
+COMPONENTS += ("packageserver", "opm", "registry") + realnode.PROCESSES
 COMPONENTS += olmv1.PROCESSES
 # Started on demand (serve_catalog, start_operator), stopped with the testbed.
 COMPONENTS += (EXTRA_CATALOG, operator_runtime.NAME)
@@ -48,6 +48,8 @@ BINARIES = (
     "package-server",
     "opm",
     scc_admission.binary_name(),
+    "kubelet",
+    realnode.images_binary_name(),
 ) + olmv1.PROCESSES
 # Starts of a component whose free port another process took before it bound it.
 PORT_ATTEMPTS = 3
@@ -197,6 +199,8 @@ class Testbed:
             "bench_kubeconfig": self.state.get("bench_kubeconfig"),
             "audit_log": self.state.get("audit_log"),
             "nodes": self.state.get("nodes"),
+            "real_node": self.state.get("real_node", {}).get("name"),
+            "real_node_images": self.state.get("real_node", {}).get("images"),
             "versions": self.state.get("versions"),
             "rss_mib": self.rss_mib(),
         }
@@ -249,13 +253,16 @@ class Testbed:
                 self._lock_depth = 0
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def up(self, nodes: int = 3, with_scc: bool = True, build_first: bool = True, olmv1: bool = False, scc_admission: bool = True) -> dict:
+    def up(
+        self, nodes: int = 3, with_scc: bool = True, build_first: bool = True, olmv1: bool = False, scc_admission: bool = True, real_node: bool = True
+    ) -> dict:
         """Start everything (reusing a running testbed) and return status(); raises TestbedError.
 
         `olmv1`: also start OLM v1 (catalogd, operator-controller), as ensure_olmv1() does.
-        `scc_admission`: enforce SCCs with OpenShift's admission (scc_admission.py); needs `with_scc`."""
+        `scc_admission`: enforce SCCs with OpenShift's admission (scc_admission.py); needs `with_scc`.
+        `real_node`: join a real kubelet node (realnode.py); needs root, containerd, runc and the CNI plugins."""
         with self._exclusive():
-            status = self._up(nodes, with_scc, build_first, scc_admission and with_scc)
+            status = self._up(nodes, with_scc, build_first, scc_admission and with_scc, real_node)
             if not olmv1:
                 return status
             self._ensure_olmv1()
@@ -351,7 +358,7 @@ class Testbed:
         _log(f"OLM v1 {version} up in {facts['up_seconds']}s: catalogd on https://{facts['catalogd_address']}")
         return facts
 
-    def _up(self, nodes: int, with_scc: bool, build_first: bool, enforce_scc: bool = True) -> dict:
+    def _up(self, nodes: int, with_scc: bool, build_first: bool, enforce_scc: bool = True, real_node: bool = True) -> dict:
         if self.state and self.is_running():
             _log(f"testbed already running: reusing it ({self.kubeconfig})")
             return self.status()
@@ -362,6 +369,8 @@ class Testbed:
         missing = [name for name in BINARIES if not (bins / name).exists()]
         if not (bins / ".done").exists() or missing:
             raise TestbedError("testbed binaries are not built{}: run `make testbed-build`".format(f" (missing: {', '.join(missing)})" if missing else ""))
+        if real_node and realnode.unavailable_reason():
+            raise TestbedError(f"{realnode.unavailable_reason()} (or bring the testbed up without it: --without-real-node)")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.pki.ensure()
         etcd_dir = config.ETCD_DATA_ROOT / (f"kubeforge-testbed-{os.getpid()}")
@@ -393,7 +402,11 @@ class Testbed:
             self._start_packageserver(bins)
             self._start_opm(bins)
             self._start_registry()
+            if real_node:
+                self._start_real_node(bins)
             self._register_packageserver()
+            if real_node:
+                self._wait(f"node {realnode.NODE_NAME} Ready", self._real_node_ready, realnode.READY_TIMEOUT, "kubelet")
         except Exception:
             _log(f"bring-up failed; stopping what was started (logs kept in {self.log_dir})")
             try:
@@ -479,6 +492,12 @@ class Testbed:
                 "--requestheader-extra-headers-prefix=X-Remote-Extra-",
                 f"--proxy-client-cert-file={pki.path('front-proxy-client.crt')}",
                 f"--proxy-client-key-file={pki.path('front-proxy-client.key')}",
+                # The real node's kubelet authenticates and authorizes the API server's own calls (logs, exec), made
+                # to its InternalIP (on the bridge; the KWOK nodes' is 127.0.0.1).
+                "--kubelet-preferred-address-types=InternalIP,Hostname",
+                f"--kubelet-client-certificate={pki.path('apiserver-kubelet-client.crt')}",
+                f"--kubelet-client-key={pki.path('apiserver-kubelet-client.key')}",
+                f"--kubelet-certificate-authority={pki.path('ca.crt')}",
                 # Audit log of the bench user's requests only (see AUDIT_POLICY); no rotation within a testbed's life.
                 f"--audit-policy-file={self._write_audit_policy()}",
                 f"--audit-log-path={self.audit_log}",
@@ -830,6 +849,39 @@ class Testbed:
         listing = json.loads(self.kubectl("get", "namespaces", "-o", "json").stdout)
         return all(scc_admission.UID_RANGE_ANNOTATION in (ns["metadata"].get("annotations") or {}) for ns in listing["items"])
 
+    # ---------------------------------------------------------- the real node
+    def _start_real_node(self, bins: Path) -> None:
+        """containerd and a kubelet on the testbed's bridge (realnode.py); the node is Ready a few seconds later."""
+        base = self.run_dir / "realnode"
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir(parents=True)
+        registry = self.state["registry"]
+        try:
+            images = realnode.push_images(bins / realnode.images_binary_name(), registry, base / "build")
+        except Exception as exc:
+            raise TestbedError(f"could not push the real node's images to {registry['host']}: {exc}") from exc
+        self.state["real_node"] = dict(realnode.record_host(base), images=images, name=realnode.NODE_NAME)
+        self._save_state()
+        try:
+            realnode.install_network(config.POD_CIDR, config.SERVICE_CIDR)
+            ports = (procs.free_port(), procs.free_port())
+            serving = (str(self.pki.path("kubelet-serving.crt")), str(self.pki.path("kubelet-serving.key")))
+            containerd_file, kubelet_file = realnode.write_configs(base, registry, images["pause"], str(self.pki.path("ca.crt")), serving, ports)
+        except realnode.RealNodeError as exc:
+            raise TestbedError(str(exc)) from exc
+        self._start("containerd", ["containerd", f"--config={containerd_file}"])
+        socket_file = base / "containerd" / "containerd.sock"
+        self._wait("containerd's socket", socket_file.exists, 30, "containerd")
+        kubeconfig = self._write_component_kubeconfig("kubelet-client", "kubelet.kubeconfig")
+        self._start("kubelet", realnode.kubelet_argv(bins / "kubelet", kubelet_file, kubeconfig, base))
+        self.state["ports"]["kubelet_healthz"] = ports[1]
+        self._save_state()
+        _log(f"real node {realnode.NODE_NAME}: containerd and kubelet started (bridge {realnode.BRIDGE} {realnode.POD_SUBNET})")
+
+    def _real_node_ready(self) -> bool:
+        out = self.kubectl("get", "node", realnode.NODE_NAME, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}", check=False)
+        return out.stdout.strip() == "True"
+
     # ---------------------------------------------------------- packageserver
     def _packageserver_objects(self) -> list[dict]:
         """ServiceAccount and least-privilege RBAC of packageserver (no wildcards)."""
@@ -1110,6 +1162,8 @@ class Testbed:
         ports = dict(self.state.get("ports", {}))
         if "olm" in self.state.get("processes", {}):
             ports.update({"olm-health": 8080, "catalog-health": 8443})
+        # The real node's containers, mounts, cgroups, firewall rules and sysctls outlive its processes.
+        host_leftovers = realnode.undo_host(self.state["real_node"], _log) if self.state.get("real_node") else []
         etcd_data = self.state.get("etcd_data")
         if etcd_data and Path(etcd_data).is_dir():
             shutil.rmtree(etcd_data, ignore_errors=True)
@@ -1120,5 +1174,7 @@ class Testbed:
         self.state = {}
         survivors = [r["name"] for r in records if procs.alive(r["pid"], r["binary"])]
         listening = [f"{name}:{port}" for name, port in sorted(ports.items()) if port and procs.port_open(port)]
-        if survivors or listening:
-            raise TestbedError(f"teardown incomplete: processes still running {survivors}, ports still listening {listening}")
+        if survivors or listening or host_leftovers:
+            raise TestbedError(
+                f"teardown incomplete: processes still running {survivors}, ports still listening {listening}, host changes left {host_leftovers}"
+            )

@@ -49,6 +49,11 @@ CERTS = {
     # OpenShift's SCC admission webhook (scc_admission.py): its API identity and its serving certificate.
     "sccadmission": ("ca", "kubeforge-testbed-sccadmission", None, False, ()),
     "sccadmission-serving": ("ca", "sccadmission", None, True, ()),
+    # The real node (realnode.py): its kubelet's identity and serving certificate (on the bridge address), and the
+    # API server's client certificate for calling kubelets.
+    "kubelet-client": ("ca", "system:node:real-node-0", "system:nodes", False, ()),
+    "kubelet-serving": ("ca", "real-node-0", None, True, (("dns", "real-node-0"), ("ip", "10.88.0.1"))),
+    "apiserver-kubelet-client": ("ca", "kube-apiserver-kubelet-client", "system:masters", False, ()),
     "front-proxy-client": ("front-proxy-ca", FRONT_PROXY_CLIENT_CN, None, False, ()),
     "bench": ("ca", BENCH_USER, None, False, ()),
 }

@@ -2,7 +2,7 @@
 (or distribution's token auth, trusting a token server such as testbed.token_server).
 
 Used by the testbed (the demo pushes its catalog image there) and by the registry tests, each with its own
-instance. Install the binaries with scripts/install-registry.sh (apt-get; never from a test).
+instance. Install the binaries with scripts/install-packages.sh (apt-get; never from a test).
 """
 
 import datetime
@@ -27,7 +27,7 @@ from testbed import procs
 
 REGISTRY_BIN = os.environ.get("KUBEFORGE_REGISTRY_BIN", "/usr/bin/docker-registry")
 HTPASSWD_BIN = os.environ.get("KUBEFORGE_HTPASSWD_BIN") or shutil.which("htpasswd") or "/usr/bin/htpasswd"
-INSTALL_HINT = "run tests/testbed/scripts/install-registry.sh (apt-get install -y docker-registry apache2-utils)"
+INSTALL_HINT = "run tests/testbed/scripts/install-packages.sh (apt-get install -y docker-registry apache2-utils)"
 USERNAME = "kubeforge"
 
 

@@ -35,6 +35,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     SUBSCRIPTION_NOTICES,
     condition,
     csv_blocked,
+    csv_deployment_names,
     csv_failure_is_retried,
     csv_succeeded,
     csv_version,
@@ -222,9 +223,13 @@ def next_step(desired, observed):
         if problem and not csv_failure_is_retried(current, observed.now):
             return Action(FAIL, _csv_failure(current_name, current), status(current).get("reason"))
         if not csv_succeeded(current):
-            problem = workload_problem(current, observed.replicasets, observed.pods)
+            config = spec(sub).get("config")
+            problem = workload_problem(current, observed.replicasets, observed.pods, config)
             if problem:
                 return Action(FAIL, f"{_csv_progress(current_name, current)}; {problem.message}", problem.reason or problem.name)
+            stale = workload_problem(current, observed.replicasets, observed.pods) if config else None
+            if stale:
+                return Action(FAIL, f"{_csv_progress(current_name, current)}; {stale.message}; {_config_missing(current)}", stale.reason or stale.name)
 
     plan_name = (st.get("installPlanRef") or {}).get("name")
     plan = observed.installplans.get(plan_name) if plan_name else None
@@ -244,6 +249,16 @@ def next_step(desired, observed):
                 return Action(WAIT, f"{installed_name} (the requested version) to succeed; InstallPlan {plan_name} for {current_name} stays unapproved")
             return _approval(desired, plan_name, plan, current_name)
     return Action(WAIT, waiting_for(desired, observed))
+
+
+def _config_missing(csv):
+    """Why a CSV's stuck pod lacks the Subscription's config, and the way out (seen on the testbed with OLM v0.46)."""
+    deployments = ", ".join(csv_deployment_names(csv))
+    return (
+        "the pod runs without the Subscription's spec.config: OLM created the Deployment before the Subscription's "
+        "installedCSV named the CSV, and it applies the config only to a Deployment that becomes available; delete "
+        f"Deployment {deployments} and OLM recreates it with the config"
+    )
 
 
 def _resolved_plan_executes(observed, st, problem):

@@ -253,19 +253,70 @@ def owned_by(obj, kind, names):
     return False
 
 
-def workload_problem(csv, replicasets, pods):
-    """The first ReplicaSet or pod problem among the workloads of ``csv``'s Deployments, as a ``Problem``."""
+REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+
+
+def _revision(rs):
+    try:
+        return int((metadata(rs).get("annotations") or {}).get(REVISION_ANNOTATION, 0))
+    except ValueError:
+        return 0
+
+
+def newest_replicasets(replicasets, deployments):
+    """The ReplicaSets of the newest revision of each Deployment in ``deployments``: an older one's pods are being
+    replaced (OLM rewrites a CSV's Deployment, with the Subscription's config for one)."""
+    newest = {}
+    for rs in replicasets:
+        for ref in metadata(rs).get("ownerReferences") or []:
+            if ref.get("kind") == "Deployment" and ref.get("name") in deployments:
+                newest.setdefault(ref["name"], []).append(rs)
+    result = []
+    for sets in newest.values():
+        top = max(_revision(rs) for rs in sets)
+        result.extend(rs for rs in sets if _revision(rs) == top)
+    return result
+
+
+def _contains(have, want):
+    return all(have.get(key) == value for key, value in want.items())
+
+
+def carries_config(pod, config):
+    """Whether ``pod`` runs with the Subscription's ``config`` as OLM injects it into a CSV's Deployments (its node
+    selector, tolerations, env and volumes by name, annotations). OLM does so only once the Subscription's
+    installedCSV names the CSV (overrides/config.go); a Deployment created before that gets it only once it is
+    available (install/deployment.go checks readiness before the spec hash), so a pod that needs its config to start
+    stays without it."""
+    pod_spec = spec(pod)
+    if not _contains(pod_spec.get("nodeSelector") or {}, config.get("nodeSelector") or {}):
+        return False
+    tolerations = pod_spec.get("tolerations") or []
+    if not all(any(_contains(have, want) for have in tolerations) for want in config.get("tolerations") or []):
+        return False
+    env = {e.get("name") for e in config.get("env") or []}
+    if env and not all(env <= {e.get("name") for e in c.get("env") or []} for c in pod_spec.get("containers") or []):
+        return False
+    volumes = {v.get("name") for v in config.get("volumes") or []}
+    if not volumes <= {v.get("name") for v in pod_spec.get("volumes") or []}:
+        return False
+    return _contains(metadata(pod).get("annotations") or {}, config.get("annotations") or {})
+
+
+def workload_problem(csv, replicasets, pods, config=None):
+    """The first ReplicaSet or pod problem among the workloads of ``csv``'s Deployments (their newest revision), as a
+    ``Problem``; with a Subscription ``config``, only among the pods that carry it (see carries_config)."""
     deployments = set(csv_deployment_names(csv))
     if not deployments:
         return None
-    own_sets = [rs for rs in replicasets if owned_by(rs, "Deployment", deployments)]
+    own_sets = newest_replicasets(replicasets, deployments)
     for rs in own_sets:
         problem = first_problem(REPLICASET_FAILURES, rs)
         if problem:
             return problem
     set_names = {name_of(rs) for rs in own_sets}
     for pod in pods:
-        if owned_by(pod, "ReplicaSet", set_names):
+        if owned_by(pod, "ReplicaSet", set_names) and (not config or carries_config(pod, config)):
             problem = first_problem(POD_FAILURES, pod)
             if problem:
                 return problem

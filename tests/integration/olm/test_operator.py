@@ -284,3 +284,29 @@ def test_absent_refuses_a_subscription_of_another_name(run_module, kubeconfig, c
     result = operator(run_module, kubeconfig, catalog_ns, state="absent")
     assert result["failed"] and "subscribed by console-made" in result["msg"], result
     assert names(custom, catalog_ns, "subscriptions") == ["console-made"]
+
+
+def placement(real_node):
+    """A Subscription config that puts an operator's pods on the real node."""
+    return {"nodeSelector": real_node["node_selector"], "tolerations": real_node["tolerations"]}
+
+
+def test_a_config_olm_never_applies_fails_fast(run_module, kubeconfig, catalog_ns, real_node):
+    """OLM v0.46 creates a CSV's Deployment before the Subscription's installedCSV names the CSV, so without the
+    Subscription's config, and applies the config only once the Deployment is available (seen on the testbed: the
+    real node's placement never reached kube-crashloop's Deployment, whose pod crash-loops on a KWOK node)."""
+    result = operator(run_module, kubeconfig, catalog_ns, package="kube-crashloop", config=placement(real_node))
+    assert result["failed"] and result.get("reason") == "CrashLoopBackOff", result["msg"]
+    assert "the pod runs without the Subscription's spec.config" in result["msg"], result["msg"]
+
+
+def test_image_pull_failure_on_the_real_node_fails_fast(run_module, kubeconfig, catalog_ns, real_node, api):
+    """kube-demo's first pod becomes available on a KWOK node, so OLM then applies the config: the new pod lands on the
+    real node, whose kubelet really tries to pull the bundle's image (example.invalid never resolves)."""
+    started = time.monotonic()
+    result = operator(run_module, kubeconfig, catalog_ns, config=placement(real_node))
+    assert result["failed"] and result.get("reason") in ("ErrImagePull", "ImagePullBackOff"), result["msg"]
+    assert "example.invalid/kubeforge/" in result["msg"] and "spec.config" not in result["msg"], result["msg"]
+    assert time.monotonic() - started < 120, "olm_operator waited for its timeout instead of failing fast"
+    pods = client.CoreV1Api(api).list_namespaced_pod(catalog_ns).items
+    assert real_node["name"] in {p.spec.node_name for p in pods}

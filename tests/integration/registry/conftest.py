@@ -1,7 +1,7 @@
 """A real OCI registry (Debian's ``docker-registry``, distribution v2.8) on a free loopback port, with TLS from a
 throwaway CA and htpasswd (bcrypt) auth. Started once per session, stopped at the end (no orphan process).
 
-Install it with ``tests/testbed/scripts/install-registry.sh`` (the build step does that); the fixture fails,
+Install it with ``tests/testbed/scripts/install-packages.sh`` (the build step does that); the fixture fails,
 it does not skip, when the binary is missing.
 """
 

@@ -25,6 +25,10 @@ ANSIBLE_OPERATOR_BINARY="ansible-operator-${ANSIBLE_OPERATOR_VERSION}"
 # digest of its sources (scc_admission.py computes the same), so an edit builds a new binary.
 SCC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../sccadmission" && pwd)"
 SCC_BINARY="sccadmission-$(cd "$SCC_DIR" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)"
+# The programs of the real node's images (pause, crash; tests/testbed/images): one multi-call binary, named the same
+# way (realnode.py computes the same digest).
+IMAGES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../images" && pwd)"
+IMAGES_BINARY="testbed-images-$(cd "$IMAGES_DIR" && cat go.mod main.go | sha256sum | cut -c1-12)"
 
 command -v go >/dev/null 2>&1 || { echo "build.sh: the Go toolchain (1.26.3 or later) is required on PATH" >&2; exit 1; }
 GO_VERSION=$(go env GOVERSION)
@@ -51,7 +55,7 @@ mkdir -p "$BIN" "$SRC"
 
 # Every binary the testbed runs; the .done stamp holds this list, so adding a component to it makes an
 # existing cache build just that component (each present binary is skipped).
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY $SCC_BINARY"
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY $SCC_BINARY $IMAGES_BINARY"
 OLMV1_BINARIES="catalogd operator-controller"
 if [ -f "$BIN/.done" ] && [ "$(cat "$BIN/.done")" = "$COMPONENTS" ]; then echo "$BIN"; exit 0; fi
 
@@ -105,11 +109,13 @@ go_build_into_bin() {  # <module dir> <package prefix> <go build flags...> -- <n
   rmdir "$out"
 }
 
-# --- Kubernetes control plane: wrapper module replacing each staging module with its published version
+# --- Kubernetes control plane and the real node's kubelet: wrapper module replacing each staging module with its
+# published version
+K8S_COMMANDS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet"
 prepare_k8s() {
-  local wd="$SRC/k8s" stg="v0.${K8S_VERSION#v1.}"
+  local wd="$SRC/k8s" stg="v0.${K8S_VERSION#v1.}" tools
   mkdir -p "$wd"
-  if [ ! -f "$wd/go.sum" ]; then
+  if [ ! -f "$wd/go.mod" ]; then
     local gomod goline godebug
     gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
     goline=$(sed -n 's/^go \([0-9][0-9.]*\)[[:space:]]*$/\1/p' "$gomod" | head -n1)
@@ -122,18 +128,15 @@ prepare_k8s() {
       for m in "${staging[@]}"; do printf '\t%s => %s %s\n' "$m" "$m" "$stg"; done
       printf ')\n'
     } > "$wd/go.mod"
-    cat > "$wd/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  fi
+  tools=$(
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for c in $K8S_COMMANDS; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$c"; done
+    printf ')'
+  )
+  # A new command (kubelet, added after caches existed) needs go.sum entries for its packages.
+  if [ ! -f "$wd/go.sum" ] || [ "$(cat "$wd/tools.go" 2>/dev/null)" != "$tools" ]; then
+    printf '%s\n' "$tools" > "$wd/tools.go"
     (cd "$wd" && go mod tidy)
   fi
   (cd "$wd" && go mod download)
@@ -146,8 +149,8 @@ build_k8s() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=$d"
   done
-  CGO_ENABLED=0 go_build_into_bin "$SRC/k8s" k8s.io/kubernetes/cmd -ldflags "$ldf" -- \
-    kube-apiserver kube-controller-manager kube-scheduler kubectl
+  # shellcheck disable=SC2086 # a list of names
+  CGO_ENABLED=0 go_build_into_bin "$SRC/k8s" k8s.io/kubernetes/cmd -ldflags "$ldf" -- $K8S_COMMANDS
 }
 
 prepare_etcd() {
@@ -258,11 +261,17 @@ build_sccadmission() {
   find "$BIN" -maxdepth 1 -name 'sccadmission-*' ! -name "$SCC_BINARY" -delete  # builds of earlier sources
 }
 
+prepare_images() { :; }  # standard library only
+build_images() {
+  (cd "$IMAGES_DIR" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$IMAGES_BINARY.tmp" .) && mv "$BIN/$IMAGES_BINARY.tmp" "$BIN/$IMAGES_BINARY"
+  find "$BIN" -maxdepth 1 -name 'testbed-images-*' ! -name "$IMAGES_BINARY" -delete
+}
+
 # step -> the binaries it makes (a step whose binaries are all present is skipped, its download too).
 declare -A STEP_BINARIES=(
-  [k8s]="kube-apiserver kube-controller-manager kube-scheduler kubectl" [etcd]="etcd" [kwok]="kwok"
+  [k8s]="$K8S_COMMANDS" [etcd]="etcd" [kwok]="kwok"
   [olm]="olm catalog package-server" [opm]="opm" [olmv1]="catalogd operator-controller"
-  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY" [sccadmission]="$SCC_BINARY"
+  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY" [sccadmission]="$SCC_BINARY" [images]="$IMAGES_BINARY"
 )
 step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || return 0; done; return 1; }
 
@@ -271,7 +280,7 @@ step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || r
 # A download's exit status lands in prepare-<step>.rc: the lanes are subshells and cannot `wait` for their siblings.
 rm -f "$LOGS"/prepare-*.rc
 PREPARED=" "
-for step in k8s olm olmv1 kwok opm ansible_operator sccadmission etcd; do
+for step in k8s olm olmv1 kwok opm ansible_operator sccadmission images etcd; do
   step_needed "$step" || { log "${STEP_BINARIES[$step]}: cached"; continue; }
   ( rc=0; "prepare_$step" >"$LOGS/prepare-$step.log" 2>&1 || rc=$?; echo "$rc" >"$LOGS/prepare-$step.rc" ) &
   PREPARED+="$step "
@@ -294,7 +303,7 @@ run_step() {
 lane() { local step; for step in "$@"; do run_step "$step" || return 1; done; }
 
 lane k8s olmv1 etcd & lane_a=$!
-lane olm kwok opm ansible_operator sccadmission & lane_b=$!
+lane olm kwok opm ansible_operator sccadmission images & lane_b=$!
 failed=0
 wait "$lane_a" || failed=1
 wait "$lane_b" || failed=1

@@ -21,7 +21,7 @@ def cond(kind, value="True", reason=None, message=None):
     return {"type": kind, "status": value, "reason": reason, "message": message}
 
 
-def sub(installed=None, current=None, plan=None, conditions=(), state=None, name="kube-demo"):
+def sub(installed=None, current=None, plan=None, conditions=(), state=None, name="kube-demo", config=None):
     status = {"conditions": list(conditions)}
     if installed:
         status["installedCSV"] = installed
@@ -31,7 +31,10 @@ def sub(installed=None, current=None, plan=None, conditions=(), state=None, name
         status["installPlanRef"] = {"name": plan, "namespace": NS}
     if state:
         status["state"] = state
-    return {"metadata": {"name": name, "namespace": NS}, "spec": {"name": "kube-demo", "channel": "stable"}, "status": status}
+    spec = {"name": "kube-demo", "channel": "stable"}
+    if config:
+        spec["config"] = config
+    return {"metadata": {"name": name, "namespace": NS}, "spec": spec, "status": status}
 
 
 def csv(name, version, phase="Succeeded", reason=None, message=None, deployments=("kube-demo-controller-manager",)):
@@ -70,14 +73,21 @@ def observed(subscription, plans=(), csvs=(), replicasets=(), pods=(), catalog_p
     )
 
 
-def rs(name, deployment, failure=None):
+def rs(name, deployment, failure=None, revision=None):
     conditions = [cond("ReplicaFailure", "True", "FailedCreate", failure)] if failure else []
-    return {"metadata": {"name": name, "ownerReferences": [{"kind": "Deployment", "name": deployment}]}, "status": {"conditions": conditions}}
+    meta = {"name": name, "ownerReferences": [{"kind": "Deployment", "name": deployment}]}
+    if revision is not None:
+        meta["annotations"] = {"deployment.kubernetes.io/revision": str(revision)}
+    return {"metadata": meta, "status": {"conditions": conditions}}
 
 
-def pod(name, replicaset, waiting=None, restarts=0):
+def pod(name, replicaset, waiting=None, restarts=0, pod_spec=None):
     statuses = [{"name": "manager", "restartCount": restarts, "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}]
-    return {"metadata": {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": replicaset}]}, "status": {"containerStatuses": statuses}}
+    return {
+        "metadata": {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": replicaset}]},
+        "spec": pod_spec or {"containers": [{"name": "manager"}]},
+        "status": {"containerStatuses": statuses},
+    }
 
 
 MANUAL_V1 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.1", olm.MANUAL)
@@ -389,6 +399,69 @@ NEXT_STEP_CASES = [
         olm.FAIL,
         "CrashLoopBackOff",
         "restarts: 5",
+    ),
+    (
+        # Seen on the testbed: OLM creates the Deployment before installedCSV is set, without the config, and never
+        # applies it to a Deployment that does not become available.
+        "a crash loop of a pod without the Subscription's config fails with the way out",
+        MANUAL_V1,
+        observed(
+            sub(current=V1, config={"nodeSelector": {"disk": "ssd"}}),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager")],
+            pods=[pod("p1", "kube-demo-controller-manager-abc", "CrashLoopBackOff", 5)],
+        ),
+        olm.FAIL,
+        "CrashLoopBackOff",
+        "delete Deployment kube-demo-controller-manager and OLM recreates it with the config",
+    ),
+    (
+        "a crash loop of a pod with the Subscription's config fails",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1, config={"nodeSelector": {"disk": "ssd"}}),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager")],
+            pods=[
+                pod("p0", "kube-demo-controller-manager-abc", "CrashLoopBackOff", 5, {"nodeSelector": {"disk": "hdd"}}),
+                pod("p1", "kube-demo-controller-manager-abc", "CrashLoopBackOff", 5, {"nodeSelector": {"disk": "ssd", "os": "linux"}}),
+            ],
+        ),
+        olm.FAIL,
+        "CrashLoopBackOff",
+        "pod p1 container",
+    ),
+    (
+        "the pods of a Deployment's older revision are being replaced",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[
+                rs("kube-demo-controller-manager-old", "kube-demo-controller-manager", revision=1),
+                rs("kube-demo-controller-manager-new", "kube-demo-controller-manager", revision=2),
+            ],
+            pods=[pod("p1", "kube-demo-controller-manager-old", "CrashLoopBackOff", 5), pod("p2", "kube-demo-controller-manager-new")],
+        ),
+        olm.WAIT,
+        None,
+        "Installing",
+    ),
+    (
+        "the newest revision's crash loop fails",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[
+                rs("kube-demo-controller-manager-old", "kube-demo-controller-manager", revision=1),
+                rs("kube-demo-controller-manager-new", "kube-demo-controller-manager", revision=2),
+            ],
+            pods=[pod("p1", "kube-demo-controller-manager-old"), pod("p2", "kube-demo-controller-manager-new", "CrashLoopBackOff", 4)],
+        ),
+        olm.FAIL,
+        "CrashLoopBackOff",
+        "p2",
     ),
     (
         "other deployments' pods are not ours",
@@ -709,3 +782,52 @@ def test_a_real_kubelets_crash_loop_is_stuck():
     assert st.container_waiting(never_restarted["status"]["containerStatuses"][0]) == {}
     succeeded = {"restartCount": 4, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
     assert st.container_waiting(succeeded) == {}
+
+
+CONFIG = {
+    "nodeSelector": {"disk": "ssd"},
+    "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+    "env": [{"name": "LOG_LEVEL", "value": "debug"}],
+    "volumes": [{"name": "cache", "emptyDir": {}}],
+    "annotations": {"team": "infra"},
+}
+WITH_CONFIG = {
+    "metadata": {"annotations": {"team": "infra", "openshift.io/scc": "restricted-v2"}},
+    "spec": {
+        "nodeSelector": {"disk": "ssd", "kubernetes.io/os": "linux"},
+        "tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+        ],
+        "volumes": [{"name": "kube-api-access"}, {"name": "cache"}],
+        "containers": [{"name": "manager", "env": [{"name": "OPERATOR_CONDITION_NAME"}, {"name": "LOG_LEVEL", "value": "debug"}]}],
+    },
+}
+
+
+def _without(path, key):
+    pod = json.loads(json.dumps(WITH_CONFIG))
+    target = pod
+    for part in path:
+        target = target[part]
+    if isinstance(target, list):
+        target[:] = [item for item in target if item.get("name", item.get("key")) != key]
+    else:
+        target.pop(key)
+    return pod
+
+
+@pytest.mark.parametrize(
+    "pod_object, carries",
+    [
+        (WITH_CONFIG, True),
+        (_without(("spec", "nodeSelector"), "disk"), False),
+        (_without(("spec", "tolerations"), "dedicated"), False),
+        (_without(("spec", "containers", 0, "env"), "LOG_LEVEL"), False),
+        (_without(("spec", "volumes"), "cache"), False),
+        (_without(("metadata", "annotations"), "team"), False),
+    ],
+    ids=["all of it", "no nodeSelector", "no toleration", "no env", "no volume", "no annotation"],
+)
+def test_a_pod_carries_the_subscription_config_as_olm_injects_it(pod_object, carries):
+    assert st.carries_config(pod_object, CONFIG) is carries

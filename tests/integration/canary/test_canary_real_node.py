@@ -1,0 +1,118 @@
+"""daemonset_canary on the testbed's real node: a container that really crashes halts the canary (and rolls back)
+on exactly that node, as the kubelet reports it; a good image completes. The DaemonSet selects only the real node:
+its pods run under containerd and runc, their readiness and crashes come from the kubelet."""
+
+import functools
+
+import pytest
+from kubernetes import client
+from lib.polling import poll_until
+
+pytestmark = pytest.mark.testbed
+
+NODES = 20  # the KWOK nodes every canary test file shares (conftest); this one's DaemonSets leave them alone
+PREFIX = "operators.kubeforge.io/canary-"
+
+
+def real_daemonset(name, image, real_node):
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 3}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": real_node["node_selector"],
+                    "tolerations": real_node["tolerations"],
+                    "terminationGracePeriodSeconds": 2,
+                    "containers": [{"name": "agent", "image": image}],
+                },
+            },
+        },
+    }
+
+
+def settled(apps, namespace, name, image):
+    def done(ds):
+        st = ds.status
+        return (
+            (st.observed_generation or 0) >= ds.metadata.generation
+            and st.desired_number_scheduled == 1
+            and st.updated_number_scheduled == st.number_available == 1
+            and ds.spec.template.spec.containers[0].image == image
+        )
+
+    read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
+    return poll_until(read, 90, 0.5, f"DaemonSet {name} on the real node", until=done, show=lambda ds: ds.status)
+
+
+def live_pods(api, namespace, name):
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"app={name}").items
+    return [p for p in pods if p.metadata.deletion_timestamp is None]
+
+
+@pytest.fixture
+def agent(api, namespace, real_node):
+    apps = client.AppsV1Api(api)
+    apps.create_namespaced_daemon_set(namespace, real_daemonset("agent", real_node["images"]["pause"], real_node))
+    return settled(apps, namespace, "agent", real_node["images"]["pause"])
+
+
+def test_real_crash_loop_halts_on_that_node(run_module, kubeconfig, namespace, api, real_node, agent):
+    crash = real_node["images"]["crash"]
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": crash}, "canary_timeout": 150}
+
+    failed = run_module("daemonset_canary", args)
+    assert failed.get("failed") and failed["phase"] == "halted", failed
+    assert "CrashLoopBackOff" in failed["msg"] and real_node["name"] in failed["msg"], failed["msg"]
+    pods = live_pods(api, namespace, "agent")
+    assert [(p.spec.node_name, p.spec.containers[0].image) for p in pods] == [(real_node["name"], crash)]
+    status = pods[0].status.container_statuses[0]
+    assert status.restart_count >= 3, status
+    terminated = status.state.terminated or status.last_state.terminated
+    assert terminated.exit_code == 1, status
+    ds = client.AppsV1Api(api).read_namespaced_daemon_set("agent", namespace)
+    assert ds.metadata.annotations[PREFIX + "phase"] == "halted"
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 1
+
+
+def test_real_crash_loop_rolls_back(run_module, kubeconfig, namespace, api, real_node, agent):
+    args = {
+        "kubeconfig": kubeconfig,
+        "namespace": namespace,
+        "name": "agent",
+        "images": {"agent": real_node["images"]["crash"]},
+        "on_failure": "rollback",
+        "canary_timeout": 150,
+    }
+    failed = run_module("daemonset_canary", args)
+    assert failed.get("failed") and failed["phase"] == "rolledback", failed
+    ds = settled(client.AppsV1Api(api), namespace, "agent", real_node["images"]["pause"])
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3
+    pods = live_pods(api, namespace, "agent")
+    assert [(p.spec.containers[0].image, p.status.phase) for p in pods] == [(real_node["images"]["pause"], "Running")]
+
+
+def test_good_image_completes(run_module, kubeconfig, namespace, api, real_node, agent):
+    new = real_node["images"]["pause@digest"]
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": new}}
+    done = run_module("daemonset_canary", args)
+    assert not done.get("failed") and done["phase"] == "done", done
+    ds = settled(client.AppsV1Api(api), namespace, "agent", new)
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3 and not any(k.startswith(PREFIX) for k in ds.metadata.annotations or {})
+    pods = live_pods(api, namespace, "agent")
+    assert [(p.spec.node_name, p.spec.containers[0].image, p.status.phase) for p in pods] == [(real_node["name"], new, "Running")]
+
+
+def test_missing_image_halts(run_module, kubeconfig, namespace, api, real_node, agent):
+    registry = real_node["images"]["pause"].split("/", 1)[0]
+    missing = f"{registry}/kubeforge-testbed/missing:v1"  # the testbed registry answers 404 for it
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": missing}, "canary_timeout": 120}
+    failed = run_module("daemonset_canary", args)
+    assert failed.get("failed") and failed["phase"] == "halted", failed
+    assert "ErrImagePull" in failed["msg"] or "ImagePullBackOff" in failed["msg"], failed["msg"]
+    assert real_node["name"] in failed["msg"]

@@ -1,0 +1,3 @@
+module kubeforge.io/testbed/images
+
+go 1.26

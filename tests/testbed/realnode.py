@@ -1,0 +1,463 @@
+"""The testbed's real node: a kubelet of the control plane's release with Debian's containerd 1.6 and runc, on a CNI
+bridge the testbed creates, beside the simulated (KWOK) nodes.
+
+What it changes on the host, and how `down` undoes it (and then checks that it is undone, like processes and ports):
+- the bridge kftb0 (10.88.0.1/24): pods get an address on it and only its route, no masquerade, ip_forward stays as
+  it was, so nothing a pod sends leaves the machine; deleted by `down`.
+- a firewall guard (chain KFTB-GUARD, first in OUTPUT and FORWARD): every address the cluster can hand out for a
+  simulated pod or Service (the pod CIDR, the Service CIDR, any Service translated to an address that is neither
+  local nor on the bridge) and every packet forwarded out of the bridge is dropped, so no kube-proxy rule or
+  controller can dial a simulated address through the host's default route. Not a blanket drop of the private and
+  documentation ranges: on this project's machine kind the uplink (192.0.2.0/24), its resolver (10.255.255.53) and
+  the package registries (203.0.113.80) live in exactly those ranges.
+- what the kubelet changes itself: sysctls (kernel.panic, kernel.panic_on_oops, vm.overcommit_memory, ...), iptables
+  and ip6tables chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY), the /kubepods cgroups, a shared bind mount of its root,
+  /var/lib/kubelet (its device-plugins path is fixed); what containerd adds: /run/netns entries, /run/containerd,
+  container mounts. `up` records the sysctls, the iptables rule sets and which of those paths existed; `down` kills
+  the containers (runc), their shims, unmounts, removes what `up` created and restores the rest.
+
+The node is tainted (kubeforge.io/real-node=true:NoSchedule) and labelled kubeforge.io/real-node=true, so only pods
+that ask for it (TOLERATION, NODE_SELECTOR) run there; every test DaemonSet that selects type=kwok keeps its counts.
+The kubelet listens on the bridge address with webhook authentication and authorization (no anonymous access); the
+API server calls it with its own client certificate, by InternalIP. Its images (pause, crash; IMAGES) are one static
+program (tests/testbed/images) put into one-layer images with the collection's own OCI code and pushed to the
+testbed registry, which containerd pulls from with the testbed CA and credentials.
+See ../shared/reference/realnode.md for what was checked on this machine kind first.
+"""
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+NODE_NAME = "real-node-0"
+PROCESSES = ("containerd", "kubelet")
+BRIDGE = "kftb0"
+BRIDGE_ADDRESS = "10.88.0.1"
+POD_SUBNET = "10.88.0.0/24"
+LABEL = "kubeforge.io/real-node"
+TAINT = {"key": LABEL, "value": "true", "effect": "NoSchedule"}
+TOLERATION = {"key": LABEL, "operator": "Exists", "effect": "NoSchedule"}
+NODE_SELECTOR = {LABEL: "true"}
+GUARD_CHAIN = "KFTB-GUARD"
+# What the kubelet (and later kube-proxy) may set; `up` records them, `down` writes back what changed.
+SYSCTLS = (
+    "kernel.panic",
+    "kernel.panic_on_oops",
+    "kernel.keys.root_maxkeys",
+    "kernel.keys.root_maxbytes",
+    "vm.overcommit_memory",
+    "vm.panic_on_oom",
+    "net.ipv4.ip_forward",
+    "net.ipv4.conf.all.route_localnet",
+)
+# Host directories the kubelet, containerd (its shims' sockets) and the CNI plugins (their results cache) write to
+# outside their configured ones; `down` removes what `up` found absent, and within what existed, the new entries.
+HOST_PATHS = ("/var/lib/kubelet", "/var/lib/cni", "/var/lib/cni/results", "/run/containerd", "/run/containerd/s", "/run/netns")
+IPTABLES = ("iptables", "ip6tables")
+IPTABLES_TABLES = ("filter", "nat", "mangle")
+# image name -> program of the multi-call binary (tests/testbed/images) it runs as its entrypoint.
+IMAGES = {"pause": "pause", "crash": "crash"}
+IMAGE_REPOSITORY = "kubeforge-testbed/{name}"
+IMAGE_TAG = "v1"
+IMAGES_SOURCE_DIR = Path(__file__).resolve().parent / "images"
+IMAGES_SOURCE_FILES = ("go.mod", "main.go")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+READY_TIMEOUT = 90
+
+
+class RealNodeError(RuntimeError):
+    """The real node cannot start, or `down` could not undo a host change."""
+
+
+def images_binary_name() -> str:
+    """The multi-call binary build.sh makes from tests/testbed/images (named by a digest of its sources)."""
+    digest = hashlib.sha256()
+    for name in IMAGES_SOURCE_FILES:
+        digest.update((IMAGES_SOURCE_DIR / name).read_bytes())
+    return f"testbed-images-{digest.hexdigest()[:12]}"
+
+
+def unavailable_reason() -> str:
+    """Why the real node cannot run on this machine ('' when it can)."""
+    if os.geteuid() != 0:
+        return "the real node needs root (a bridge, iptables, mounts, cgroups)"
+    missing = [tool for tool in ("containerd", "runc", "ip", "iptables", "iptables-save", "ip6tables-save") if not shutil.which(tool)]
+    if not Path("/usr/lib/cni/bridge").is_file():
+        missing.append("/usr/lib/cni/bridge")
+    return f"missing {', '.join(missing)}: run `make testbed-deps`" if missing else ""
+
+
+def _run(*argv: str, check: bool = True, input_text: str = None) -> subprocess.CompletedProcess:
+    result = subprocess.run(argv, input=input_text, capture_output=True, text=True, check=False)  # noqa: S603
+    if check and result.returncode != 0:
+        raise RealNodeError(f"`{' '.join(argv)}` failed ({result.returncode}): {result.stderr.strip()[:500]}")
+    return result
+
+
+# ------------------------------------------------------------------ configuration (pure)
+def containerd_config(base: Path, registry: dict, password: str, sandbox_image: str) -> str:
+    host, username = registry["host"], registry["username"]
+    return f"""version = 2
+root = "{base}/containerd/root"
+state = "{base}/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.internal.v1.opt", "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "{base}/containerd/containerd.sock"
+[ttrpc]
+  address = "{base}/containerd/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{sandbox_image}"
+  # The VM lacks CAP_SYS_RESOURCE: runc cannot lower a container's oom_score_adj below its own (realnode.md).
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "{base}/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "{base}/cni"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "{base}/certs.d"
+    # containerd 1.6's hosts.toml cannot hold credentials.
+    [plugins."io.containerd.grpc.v1.cri".registry.configs."{host}".auth]
+      username = "{username}"
+      password = "{password}"
+"""
+
+
+def registry_hosts_toml(registry: dict) -> str:
+    host = registry["host"]
+    return f'server = "https://{host}"\n[host."https://{host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "{registry["ca_file"]}"\n'
+
+
+def cni_config(base: Path) -> dict:
+    """The bridge plugin without gateway or masquerade: pods get an address and the bridge route, nothing else."""
+    return {
+        "cniVersion": "1.0.0",
+        "name": "kubeforge-testbed",
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": BRIDGE,
+                "isGateway": False,
+                "ipMasq": False,
+                "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET, "gateway": BRIDGE_ADDRESS}]], "dataDir": str(base / "cni-ipam")},
+            }
+        ],
+    }
+
+
+def kubelet_config(base: Path, ca_file: str, serving: tuple, port: int, healthz_port: int) -> dict:
+    cert, key = serving
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "address": BRIDGE_ADDRESS,
+        "port": port,
+        "readOnlyPort": 0,
+        "healthzBindAddress": "127.0.0.1",
+        "healthzPort": healthz_port,
+        "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": True}, "x509": {"clientCAFile": ca_file}},
+        "authorization": {"mode": "Webhook"},
+        "tlsCertFile": cert,
+        "tlsPrivateKeyFile": key,
+        "cgroupDriver": "cgroupfs",
+        # v1.35 refuses cgroup v1 (this machine kind's hierarchy) unless told otherwise.
+        "failCgroupV1": False,
+        "failSwapOn": False,
+        "podCIDR": POD_SUBNET,
+        "registerWithTaints": [TAINT],
+        "podLogsDir": str(base / "pod-logs"),
+        "containerRuntimeEndpoint": f"unix://{base}/containerd/containerd.sock",
+        # The testbed shares the machine's disk: evict only when it is really full.
+        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
+        "imageGCHighThresholdPercent": 100,
+        "resolvConf": "",
+    }
+
+
+def guard_rules(pod_cidr: str, service_cidr: str) -> list:
+    """iptables rules of GUARD_CHAIN (filter table), in order: see the module docstring."""
+    chain = ["-A", GUARD_CHAIN]
+    return [
+        chain + ["-m", "addrtype", "--dst-type", "LOCAL", "-j", "RETURN"],
+        chain + ["-d", POD_SUBNET, "-j", "RETURN"],
+        chain + ["-m", "conntrack", "--ctstate", "DNAT", "-j", "DROP"],
+        chain + ["-d", pod_cidr, "-j", "DROP"],
+        chain + ["-d", service_cidr, "-j", "DROP"],
+        chain + ["-i", BRIDGE, "-j", "DROP"],
+    ]
+
+
+def normalise_iptables_save(text: str) -> list:
+    """iptables-save output without comments and counters, for comparing rule sets."""
+    lines = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(":"):
+            line = line.rsplit(" ", 1)[0] if line.endswith("]") else line
+        lines.append(line)
+    return lines
+
+
+def iptables_undo(before: list, now: list) -> list:
+    """The iptables commands (argv tails) that turn rule set `now` back into `before` (both normalised, one table
+    each): delete every rule `now` added, then flush and delete every chain it added."""
+    table = next((line[1:] for line in now if line.startswith("*")), "filter")
+    old_chains = {line[1:].split(" ")[0] for line in before if line.startswith(":")}
+    new_chains = [line[1:].split(" ")[0] for line in now if line.startswith(":") and line[1:].split(" ")[0] not in old_chains]
+    commands = []
+    for line in now:
+        if line.startswith("-A ") and line not in before:
+            argv = shlex.split(line)
+            commands.append(["-t", table, "-D"] + argv[1:])
+    for chain in new_chains:
+        commands.append(["-t", table, "-F", chain])
+    for chain in new_chains:
+        commands.append(["-t", table, "-X", chain])
+    return commands
+
+
+# ------------------------------------------------------------------ host state
+def _sysctl_path(name: str) -> Path:
+    return Path("/proc/sys") / name.replace(".", "/")
+
+
+def read_sysctls() -> dict:
+    values = {}
+    for name in SYSCTLS:
+        try:
+            values[name] = _sysctl_path(name).read_text().strip()
+        except OSError:
+            continue
+    return values
+
+
+def iptables_snapshot() -> dict:
+    """{family: {table: normalised rules}}."""
+    snapshot = {}
+    for family in IPTABLES:
+        snapshot[family] = {}
+        for table in IPTABLES_TABLES:
+            result = _run(f"{family}-save", "-t", table, check=False)
+            snapshot[family][table] = normalise_iptables_save(result.stdout) if result.returncode == 0 else []
+    return snapshot
+
+
+def _mounts_under(prefixes: list) -> list:
+    points = []
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            point = line.split(" ")[4].encode().decode("unicode_escape")
+            if any(point == p or point.startswith(p.rstrip("/") + "/") for p in prefixes):
+                points.append(point)
+    return sorted(set(points), key=lambda p: p.count("/"), reverse=True)
+
+
+def _kubepods_cgroups() -> list:
+    return sorted(Path("/sys/fs/cgroup").glob("*/kubepods")) + sorted(Path("/sys/fs/cgroup").glob("kubepods"))
+
+
+def _shims(socket_path: str) -> list:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and b"containerd-shim" in argv[0] and socket_path.encode() in argv:
+            pids.append(int(proc.name))
+    return pids
+
+
+# ------------------------------------------------------------------ up
+def push_images(binary: Path, registry: dict, workdir: Path) -> dict:
+    """One-layer images of the multi-call binary, one per program, pushed to the testbed registry.
+
+    Returns {name: tag reference} and {name@digest: digest reference} (the same image under another reference: a
+    second revision of a workload that needs no second image)."""
+    link = workdir / "collections" / "ansible_collections" / "kubeforge" / "operators"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(REPO_ROOT)
+    if str(link.parents[2]) not in sys.path:
+        sys.path.insert(0, str(link.parents[2]))
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_directory_image, push_image
+
+    password = Path(registry["password_file"]).read_text().strip()
+    refs = {}
+    for name, program in IMAGES.items():
+        root = workdir / "images" / name
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        shutil.copy2(binary, root / program)
+        image = build_directory_image(str(root), "/", entrypoint=[f"/{program}"])
+        ref = f"{registry['host']}/{IMAGE_REPOSITORY.format(name=name)}:{IMAGE_TAG}"
+        push_image(client_for(ref, username=registry["username"], password=password, ca_file=registry["ca_file"]), ref, image)
+        refs[name] = ref
+        refs[f"{name}@digest"] = f"{registry['host']}/{IMAGE_REPOSITORY.format(name=name)}@{image.digest}"
+    return refs
+
+
+def record_host(base: Path) -> dict:
+    """What `down` needs to undo the real node's host changes (taken before anything changes)."""
+    return {
+        "base": str(base),
+        "sysctls": read_sysctls(),
+        "iptables": iptables_snapshot(),
+        "existing_paths": [p for p in HOST_PATHS if os.path.lexists(p)],
+        "entries": _entries(),
+    }
+
+
+def _entries() -> list:
+    """The entries of HOST_PATHS (full paths)."""
+    return sorted(str(entry) for path in HOST_PATHS if Path(path).is_dir() for entry in Path(path).iterdir())
+
+
+def _created(record: dict) -> list:
+    """HOST_PATHS and their entries that were not there at `up`, parents first."""
+    before = set(record["entries"]) | set(record["existing_paths"])
+    paths = [p for p in HOST_PATHS if os.path.lexists(p)] + _entries()
+    return sorted({p for p in paths if p not in before}, key=lambda p: p.count("/"))
+
+
+def install_network(pod_cidr: str, service_cidr: str) -> None:
+    """The bridge and the firewall guard."""
+    if _run("ip", "link", "show", BRIDGE, check=False).returncode != 0:
+        _run("ip", "link", "add", BRIDGE, "type", "bridge")
+        _run("ip", "addr", "add", f"{BRIDGE_ADDRESS}/24", "dev", BRIDGE)
+    _run("ip", "link", "set", BRIDGE, "up")
+    _run("iptables", "-t", "filter", "-N", GUARD_CHAIN)
+    for rule in guard_rules(pod_cidr, service_cidr):
+        _run("iptables", "-t", "filter", *rule)
+    for builtin in ("OUTPUT", "FORWARD"):
+        _run("iptables", "-t", "filter", "-I", builtin, "1", "-j", GUARD_CHAIN)
+
+
+def write_configs(base: Path, registry: dict, sandbox_image: str, ca_file: str, serving: tuple, ports: tuple) -> tuple:
+    """containerd's and the kubelet's configuration files under `base`; returns (containerd config, kubelet config)."""
+    for sub in ("containerd", "cni", "cni-ipam", "pod-logs", "runc", "kubelet", "certs.d"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    hosts = base / "certs.d" / registry["host"]
+    hosts.mkdir(parents=True, exist_ok=True)
+    (hosts / "hosts.toml").write_text(registry_hosts_toml(registry))
+    password = Path(registry["password_file"]).read_text().strip()
+    containerd_file = base / "containerd" / "config.toml"
+    tmp = containerd_file.with_suffix(".tmp")
+    tmp.write_text(containerd_config(base, registry, password, sandbox_image))
+    tmp.chmod(0o600)
+    tmp.replace(containerd_file)
+    (base / "cni" / "10-kubeforge-testbed.conflist").write_text(json.dumps(cni_config(base), indent=2))
+    kubelet_file = base / "kubelet" / "config.json"
+    kubelet_file.write_text(json.dumps(kubelet_config(base, ca_file, serving, *ports), indent=2))
+    return containerd_file, kubelet_file
+
+
+def kubelet_argv(binary: Path, config_file: Path, kubeconfig: str, base: Path) -> list:
+    return [
+        str(binary),
+        f"--config={config_file}",
+        f"--kubeconfig={kubeconfig}",
+        f"--root-dir={base / 'kubelet' / 'root'}",
+        f"--hostname-override={NODE_NAME}",
+        f"--node-ip={BRIDGE_ADDRESS}",
+        f"--node-labels={LABEL}=true",
+        "--v=1",
+    ]
+
+
+# ------------------------------------------------------------------ down
+def undo_host(record: dict, log: Callable[[str], None]) -> list:
+    """Undo every host change of the real node once its processes are stopped; returns what could not be undone."""
+    base = Path(record["base"])
+    runc_root = base / "runc" / "k8s.io"
+    if runc_root.is_dir():
+        for container in sorted(runc_root.iterdir()):
+            _run("runc", "--root", str(runc_root), "delete", "--force", container.name, check=False)
+    shims = _shims(str(base / "containerd" / "containerd.sock"))
+    for pid in shims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    created = _created(record)
+    for point in _mounts_under([str(base), *created]):
+        _run("umount", "--lazy", point, check=False)
+    for cgroup in _kubepods_cgroups():
+        for directory in sorted((p for p in cgroup.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True) + [cgroup]:
+            try:
+                directory.rmdir()
+            except OSError:
+                pass
+    for family in IPTABLES:
+        for table in IPTABLES_TABLES:
+            now = normalise_iptables_save(_run(f"{family}-save", "-t", table, check=False).stdout)
+            for command in iptables_undo(record["iptables"][family][table], now):
+                _run(family, *command, check=False)
+    for name, value in record["sysctls"].items():
+        path = _sysctl_path(name)
+        try:
+            if path.read_text().strip() != value:
+                path.write_text(value)
+        except OSError as exc:
+            log(f"cannot restore sysctl {name}={value}: {exc}")
+    _run("ip", "link", "del", BRIDGE, check=False)
+    deadline = time.monotonic() + 10
+    while _shims(str(base / "containerd" / "containerd.sock")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    # Never delete through a mount that is still there.
+    for path in [str(base)] + _created(record):
+        if os.path.lexists(path) and not _mounts_under([path]):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                Path(path).unlink(missing_ok=True)
+    return leftovers(record)
+
+
+def leftovers(record: dict) -> list:
+    """The real node's host changes still in place (empty when `down` undid them all)."""
+    base = Path(record["base"])
+    found = []
+    shims = _shims(str(base / "containerd" / "containerd.sock"))
+    if shims:
+        found.append(f"containerd shims running: {shims}")
+    mounts = _mounts_under([str(base)] + _created(record))
+    if mounts:
+        found.append(f"mounts: {mounts[:5]}")
+    cgroups = _kubepods_cgroups()
+    if cgroups:
+        found.append(f"cgroups: {[str(c) for c in cgroups[:5]]}")
+    now = iptables_snapshot()
+    for family in IPTABLES:
+        for table in IPTABLES_TABLES:
+            if set(now[family][table]) != set(record["iptables"][family][table]):
+                found.append(f"{family} {table} rules differ from before `up`")
+    changed = {name: value for name, value in read_sysctls().items() if record["sysctls"].get(name, value) != value}
+    if changed:
+        found.append(f"sysctls: {changed}")
+    if _run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
+        found.append(f"bridge {BRIDGE}")
+    created = _created(record)
+    if created:
+        found.append(f"paths: {created[:5]}")
+    return found
