@@ -22,9 +22,10 @@ description:
     same input always gives the same image digest and pushing is idempotent.
   - The image config carries the label C(operators.operatorframework.io.index.configs.v1=/configs), the extra
     O(labels) and, on top of an opm base image, C(ENTRYPOINT ["/bin/opm"]) and
-    C(CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]).
+    C(CMD ["serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"]).
   - The C(/tmp/cache) serve cache that C(opm generate dockerfile)'s builder stage pre-populates is not created
-    (that needs the opm binary); C(opm serve) builds it at start-up.
+    (that needs the opm binary); C(opm serve) builds it at start-up, which is why the command turns off opm's cache
+    integrity check (with it, C(opm serve) exits at once on an image without the cache).
   - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
 options:
   path:
@@ -45,7 +46,8 @@ options:
       - Image the catalog layer is added on top of.
       - V(scratch) (the default) builds a binary-less catalog image with no entrypoint, as
         C(opm generate dockerfile --base-image scratch) does; it is served by catalogd (OLM v1) or by an OLM v0
-        CatalogSource with C(spec.grpcPodConfig.extractContent) (C(catalogDir=/configs), C(cacheDir=/tmp/cache)).
+        CatalogSource with C(spec.grpcPodConfig.extractContent) set to C(catalogDir=/configs) and no C(cacheDir)
+        (the image holds no pre-built cache; see M(kubeforge.operators.olm_catalog_source)).
       - Any other value is pulled from its registry (for example V(quay.io/operator-framework/opm:latest), opm's
         own default), its O(platform) manifest is used, and its layers are copied to the target repository, by
         cross-repository mount when both live on the same registry.

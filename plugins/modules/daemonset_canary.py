@@ -69,6 +69,14 @@ options:
     description: A new pod in C(CrashLoopBackOff) with at least this many container restarts fails the rollout.
     type: int
     default: 3
+  canary_ready_seconds:
+    description:
+      - Seconds the canary pod must have been Ready without a break before the canary passes (the DaemonSet's
+        C(minReadySeconds) counts when it is longer).
+      - Without a readiness probe a container that crashes right after it starts is Ready for a moment on every start,
+        so V(0) may pass a crash-looping canary.
+    type: int
+    default: 5
   on_failure:
     description:
       - V(halt) leaves the DaemonSet with C(maxUnavailable=1) and the new template, one node running the failing
@@ -312,6 +320,7 @@ def argspec():
         "canary_timeout": {"type": "int", "default": 300},
         "rollout_timeout": {"type": "int", "default": 1800},
         "crash_restarts": {"type": "int", "default": 3},
+        "canary_ready_seconds": {"type": "int", "default": 5},
         "on_failure": {"type": "str", "choices": ["halt", "rollback"], "default": "halt"},
         "canary_nodes": {"type": "list", "elements": "str"},
         "canary_node_selector": {"type": "str"},

@@ -111,7 +111,13 @@ notes:
   - OLM reports C(TRANSIENT_FAILURE) for an unreachable O(address) within seconds (between 0.01 and 5 seconds
     after the change on the collection's test cluster, as fast as it reports C(READY) for a working one).
   - For an O(image) catalog a C(TRANSIENT_FAILURE) can be temporary (the registry pod or its Service endpoints are
-    still starting), so the module keeps waiting and fails at O(wait_timeout) with the last state.
+    still starting), so the module keeps waiting and fails at O(wait_timeout) with the last state. Meanwhile it looks
+    at OLM's registry pod every 5 seconds and fails at once when that pod cannot serve by itself (a crash loop, an
+    image that cannot be pulled, a container that cannot be created), with the container's reason and last output.
+  - A catalog image without an entrypoint (built on the C(scratch) base, the M(kubeforge.operators.catalog_image)
+    default) needs O(grpc_pod_config) C(extractContent) with C(catalogDir=/configs) (OLM then serves its content with
+    its own opm image); without it the registry pod fails with C(CreateContainerError) and the module says so. Set
+    C(cacheDir) only for an image that holds a pre-built opm cache there (C(opm generate dockerfile) images do).
   - A READY state that OLM reported before the change is accepted for an O(image) catalog whose image was changed;
     for an O(address) catalog the module waits until OLM reports on the new address.
 seealso:

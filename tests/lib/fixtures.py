@@ -29,10 +29,29 @@ def real_node(testbed):
     facts = testbed.state.get("real_node")
     if not facts:
         pytest.fail("the testbed runs without its real node (`up --without-real-node`): bring it up with one")
+    registry = testbed.state["registry"]
     return {
         "name": facts["name"],
         "images": facts["images"],
+        # The testbed registry, which the node's containerd pulls from (with these credentials).
+        "registry": {"host": registry["host"], "ca_file": registry["ca_file"], "username": registry["username"], "password_file": registry["password_file"]},
         "node_selector": dict(realnode.NODE_SELECTOR),
         "tolerations": [dict(realnode.TOLERATION)],
         "pod_subnet": realnode.POD_SUBNET,
     }
+
+
+@pytest.fixture
+def real_node_namespace(api, real_node, request):
+    """A fresh namespace whose pods all run on the real node (namespace node selector and default tolerations),
+    deleted afterwards: OLM's registry pods, bundle unpack Jobs and operator Deployments made there run for real."""
+    import os
+
+    from kubernetes import client
+    from testbed import realnode
+
+    core = client.CoreV1Api(api)
+    name = "r-" + request.node.name.lower().replace("_", "-")[:40].strip("-") + "-" + os.urandom(3).hex()
+    core.create_namespace({"metadata": {"name": name, "annotations": dict(realnode.NAMESPACE_ANNOTATIONS)}})
+    yield name
+    core.delete_namespace(name)

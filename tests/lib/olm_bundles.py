@@ -61,3 +61,24 @@ def write_v1demo_bundles(dest):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(rename(path.read_text(encoding="utf-8"), renames).encode("utf-8"))
     return dest
+
+
+# The testbed's bundles whose operators can run on its real node: (package, version) -> the operator image their CSV
+# names, and the testbed image that replaces it (kube-demo's operators sleep, kube-crashloop's exits 1 at once).
+RUNNABLE_BUNDLES = {
+    ("kube-demo", "0.0.1"): ("example.invalid/kubeforge/kube-demo-operator:v0.0.1", "pause"),
+    ("kube-demo", "0.0.2"): ("example.invalid/kubeforge/kube-demo-operator:v0.0.2", "pause"),
+    ("kube-crashloop", "0.1.0"): ("example.invalid/kubeforge/crashloop:v1", "crash"),
+}
+
+
+def write_runnable_bundle(dest, package, version, images):
+    """Copy the testbed's bundle directory of (package, version) to ``dest`` with its operator image replaced by the
+    real node's (``images``: the ``real_node`` fixture's); returns ``dest``."""
+    import shutil
+
+    operator_image, testbed_image = RUNNABLE_BUNDLES[(package, version)]
+    shutil.copytree(KUBE_DEMO_BUNDLES.parents[1] / package / "bundles" / version, dest)
+    for csv in (Path(dest) / "manifests").glob("*.clusterserviceversion.yaml"):
+        csv.write_text(csv.read_text().replace(operator_image, images[testbed_image]))
+    return Path(dest)

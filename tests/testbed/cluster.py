@@ -49,7 +49,12 @@ BINARIES = (
     "opm",
     scc_admission.binary_name(),
     "kubelet",
-    realnode.images_binary_name(),
+    "kube-proxy",
+    realnode.programs_binary_name(),
+    realnode.coredns_binary_name(),
+    "grpc_health_probe",
+    "copy-content",
+    "cpb",
 ) + olmv1.PROCESSES
 # Starts of a component whose free port another process took before it bound it.
 PORT_ATTEMPTS = 3
@@ -89,8 +94,25 @@ if [ "$base" != "$target" ]; then
   mkdir -p "$target"
 fi
 mount --bind "$sa" "$target"
+if [ -n "${KUBEFORGE_TESTBED_RESOLV_CONF:-}" ]; then mount --bind "$KUBEFORGE_TESTBED_RESOLV_CONF" /etc/resolv.conf; fi
 exec "$@"
 """
+# Runs in the private mount namespace of a process that resolves cluster names (OLM's): /etc/resolv.conf shows the
+# testbed's (CoreDNS on the real node's bridge), then it becomes the process.
+_RESOLV_SCRIPT = """set -eu
+mount --bind "$1" /etc/resolv.conf
+shift
+exec "$@"
+"""
+
+
+def _unshare() -> list:
+    """A private mount namespace: as root that is enough; otherwise an unprivileged user namespace maps us to root."""
+    if os.geteuid() != 0:
+        return ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"]
+    return ["unshare", "--mount", "--propagation", "private"]
+
+
 # Audit policy: Metadata for the bench user's requests (one event per request: RequestReceived is omitted,
 # watches add ResponseStarted), nothing for anybody else.
 AUDIT_POLICY = {
@@ -149,6 +171,21 @@ def parse_audit_events(data: bytes) -> list[tuple[str, str, int]]:
             continue
         requests[event["auditID"]] = (verb, event.get("requestURI", ""), int(event.get("responseStatus", {}).get("code", 0)))
     return list(requests.values())
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as resp:  # noqa: S310 - a testbed address
+            return resp.status == 200
+    except (OSError, ValueError):
+        return False
+
+
+def pki_user(cert: str) -> str:
+    """The user name (CN) of a testbed client certificate."""
+    from testbed.pki import CERTS
+
+    return CERTS[cert][1]
 
 
 class Testbed:
@@ -389,6 +426,11 @@ class Testbed:
         self._save_state()
         # A fresh audit log per testbed: offsets into it start at 0.
         self.audit_log.unlink(missing_ok=True)
+        if real_node:
+            # OLM's processes resolve <service>.<namespace>.svc through CoreDNS (started later, with the real node).
+            resolv = self.run_dir / "cluster-resolv.conf"
+            resolv.write_text(realnode.RESOLV_CONF)
+            self.state["cluster_resolv_conf"] = str(resolv)
         try:
             self._start_control_plane(bins, etcd_dir)
             self._write_kubeconfigs()
@@ -406,7 +448,7 @@ class Testbed:
                 self._start_real_node(bins)
             self._register_packageserver()
             if real_node:
-                self._wait(f"node {realnode.NODE_NAME} Ready", self._real_node_ready, realnode.READY_TIMEOUT, "kubelet")
+                self._wait(f"node {realnode.NODE_NAME} Ready, kube-proxy and CoreDNS serving", self._real_node_serving, realnode.READY_TIMEOUT, "kubelet")
         except Exception:
             _log(f"bring-up failed; stopping what was started (logs kept in {self.log_dir})")
             try:
@@ -423,6 +465,24 @@ class Testbed:
     def _start(self, name: str, argv: list[str], env: Optional[dict[str, str]] = None, unset: tuple = ()) -> None:
         record = procs.start(name, argv, self.log_dir, env=env, unset=unset)
         self.state["processes"][name] = record
+        self._save_state()
+
+    def _start_with_cluster_dns(self, name: str, argv: list[str], env: dict[str, str], unset: tuple) -> None:
+        """Start a process that dials Services by name (OLM's): with the real node, in a private mount namespace whose
+        /etc/resolv.conf names CoreDNS (the host's files stay untouched); without it, as is."""
+        resolv = self.state.get("cluster_resolv_conf")
+        if not resolv:
+            self._start(name, argv, env=env, unset=unset)
+            return
+        self._start(name, _unshare() + ["--", "/bin/sh", "-c", _RESOLV_SCRIPT, name, resolv] + argv, env=env, unset=unset)
+        self._await_exec(name, argv[0])
+
+    def _await_exec(self, name: str, binary: str) -> None:
+        """Guard the record of a process started through a wrapper by the binary the wrapper execs."""
+        record = self.state["processes"][name]
+        if not procs.wait_exec(record["pid"], binary, 10):
+            raise TestbedError(f"{name} did not start (unshare needs root or unprivileged user namespaces); last log lines:\n{procs.tail(record['log'])}")
+        record["binary"] = binary
         self._save_state()
 
     def _wait(self, what: str, check: Callable[[], bool], timeout: float, component: Optional[str] = None) -> None:
@@ -477,8 +537,10 @@ class Testbed:
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 "--service-cluster-ip-range=" + config.SERVICE_CIDR,
                 "--authorization-mode=Node,RBAC",
-                # PodSecurity is on by default; NodeRestriction as on a kubeadm cluster.
-                "--enable-admission-plugins=NodeRestriction",
+                # PodSecurity is on by default; NodeRestriction as on a kubeadm cluster. PodNodeSelector and
+                # PodTolerationRestriction let a namespace put every pod made in it on the real node (its annotations,
+                # see realnode.NAMESPACE_ANNOTATIONS), also the pods OLM makes (registry pods, bundle unpack Jobs).
+                "--enable-admission-plugins=NodeRestriction,PodNodeSelector,PodTolerationRestriction",
                 "--allow-privileged=true",
                 # The endpoint reconciler would publish 127.0.0.1 as the `kubernetes` Service endpoint, which
                 # Endpoints validation rejects; nothing in the testbed uses that Service.
@@ -780,20 +842,23 @@ class Testbed:
         env = {"KUBECONFIG": olm_kc, "OPERATOR_NAMESPACE": "olm", "OPERATOR_NAME": "olm-operator"}
         # Unset CI: OLM's validating round tripper panics on unlabelled objects when CI is set.
         unset = ("CI", "GRPC_PROXY", "grpc_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
-        self._start("olm", [str(bins / "olm"), "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName="], env=env, unset=unset)
-        self._start(
-            "catalog",
-            [
-                str(bins / "catalog"),
-                "--kubeconfig=" + olm_kc,
-                "--namespace=olm",
-                "--writeStatusName=",
-                f"--tls-cert={self.pki.path('catalog-serving.crt')}",
-                f"--tls-key={self.pki.path('catalog-serving.key')}",
-            ],
-            env=env,
-            unset=unset,
-        )
+        self._start_with_cluster_dns("olm", [str(bins / "olm"), "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName="], env, unset)
+        catalog_argv = [
+            str(bins / "catalog"),
+            "--kubeconfig=" + olm_kc,
+            "--namespace=olm",
+            "--writeStatusName=",
+            f"--tls-cert={self.pki.path('catalog-serving.crt')}",
+            f"--tls-key={self.pki.path('catalog-serving.key')}",
+        ]
+        if self.state.get("cluster_resolv_conf"):
+            # Registry pods and bundle unpack Jobs on the real node use the testbed's own opm and util images.
+            registry_host, versions = f"127.0.0.1:{self.state['ports']['registry']}", self.state["versions"]
+            catalog_argv += [
+                f"--opmImage={realnode.image_ref(registry_host, 'opm', versions)}",
+                f"--util-image={realnode.image_ref(registry_host, 'olm-util', versions)}",
+            ]
+        self._start_with_cluster_dns("catalog", catalog_argv, env, unset)
         self._wait("olm operator health on :8080", lambda: procs.port_open(8080), 60, "olm")
         self._wait("catalog operator health on :8443", lambda: procs.port_open(8443), 60, "catalog")
         _log(f"OLM {self.state['versions']['olm']} olm and catalog operators running")
@@ -851,22 +916,25 @@ class Testbed:
 
     # ---------------------------------------------------------- the real node
     def _start_real_node(self, bins: Path) -> None:
-        """containerd and a kubelet on the testbed's bridge (realnode.py); the node is Ready a few seconds later."""
+        """containerd, kubelet, kube-proxy, CoreDNS and the API server relay of the real node (realnode.py); the node
+        is Ready a few seconds later."""
         base = self.run_dir / "realnode"
-        shutil.rmtree(base, ignore_errors=True)
-        base.mkdir(parents=True)
         registry = self.state["registry"]
         try:
-            images = realnode.push_images(bins / realnode.images_binary_name(), registry, base / "build")
+            images = realnode.push_images(bins, registry, self.state["versions"])
         except Exception as exc:
             raise TestbedError(f"could not push the real node's images to {registry['host']}: {exc}") from exc
         self.state["real_node"] = dict(realnode.record_host(base), images=images, name=realnode.NODE_NAME)
         self._save_state()
+        ports = self.state["ports"]
+        for port in ("kubelet", "kubelet_healthz", "kube_proxy_metrics", "kube_proxy_healthz", "coredns_health", "coredns_ready", "apiserver_relay"):
+            ports[port] = procs.free_port()
         try:
             realnode.install_network(config.POD_CIDR, config.SERVICE_CIDR)
-            ports = (procs.free_port(), procs.free_port())
             serving = (str(self.pki.path("kubelet-serving.crt")), str(self.pki.path("kubelet-serving.key")))
-            containerd_file, kubelet_file = realnode.write_configs(base, registry, images["pause"], str(self.pki.path("ca.crt")), serving, ports)
+            containerd_file, kubelet_file = realnode.write_configs(
+                base, registry, images["pause"], str(self.pki.path("ca.crt")), serving, (ports["kubelet"], ports["kubelet_healthz"]), config.SERVICE_CIDR
+            )
         except realnode.RealNodeError as exc:
             raise TestbedError(str(exc)) from exc
         self._start("containerd", ["containerd", f"--config={containerd_file}"])
@@ -874,9 +942,27 @@ class Testbed:
         self._wait("containerd's socket", socket_file.exists, 30, "containerd")
         kubeconfig = self._write_component_kubeconfig("kubelet-client", "kubelet.kubeconfig")
         self._start("kubelet", realnode.kubelet_argv(bins / "kubelet", kubelet_file, kubeconfig, base))
-        self.state["ports"]["kubelet_healthz"] = ports[1]
+        # Services: kube-proxy translates Service addresses on the host (the guard drops what is not local or on
+        # the bridge); CoreDNS answers cluster names on the bridge address; the relay carries pods' API calls.
+        proxy_kubeconfig = self._write_component_kubeconfig("kube-proxy")
+        self._start("kube-proxy", realnode.kube_proxy_argv(bins / "kube-proxy", proxy_kubeconfig, ports["kube_proxy_metrics"], ports["kube_proxy_healthz"]))
+        coredns_kubeconfig = self._write_component_kubeconfig("coredns")
+        self._apply(*realnode.coredns_rbac(pki_user("coredns")))
+        corefile = base / "Corefile"
+        corefile.write_text(realnode.corefile(coredns_kubeconfig, ports["coredns_health"], ports["coredns_ready"]))
+        self._start("coredns", [str(bins / realnode.coredns_binary_name()), "-conf", str(corefile)])
+        relay = f"{realnode.BRIDGE_ADDRESS}:{ports['apiserver_relay']}"
+        self._start("apiserver-relay", [str(bins / realnode.programs_binary_name()), "relay", relay, f"127.0.0.1:{ports['apiserver']}"])
+        self._apply(*realnode.service_objects(ports["apiserver_relay"]))
         self._save_state()
-        _log(f"real node {realnode.NODE_NAME}: containerd and kubelet started (bridge {realnode.BRIDGE} {realnode.POD_SUBNET})")
+        _log(f"real node {realnode.NODE_NAME}: containerd, kubelet, kube-proxy, CoreDNS, API relay on {relay} (bridge {realnode.BRIDGE})")
+
+    def _real_node_serving(self) -> bool:
+        ports = self.state["ports"]
+        ready = self._real_node_ready()
+        dns = procs.port_open(ports["coredns_ready"]) and _http_ok(f"http://127.0.0.1:{ports['coredns_ready']}/ready")
+        proxy = _http_ok(f"http://127.0.0.1:{ports['kube_proxy_healthz']}/healthz")
+        return ready and dns and proxy
 
     def _real_node_ready(self) -> bool:
         out = self.kubectl("get", "node", realnode.NODE_NAME, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}", check=False)
@@ -980,21 +1066,14 @@ class Testbed:
             base = base.parent
         if base == Path("/"):
             raise TestbedError(f"cannot place the {name} token: no parent directory of {target} exists")
-        # As root a private mount namespace is enough; otherwise an unprivileged user namespace maps us to root.
-        unshare = ["unshare", "--mount", "--propagation", "private"]
-        if os.geteuid() != 0:
-            unshare[1:1] = ["--user", "--map-root-user"]
-        argv = unshare + ["--", "/bin/sh", "-c", _SA_MOUNT_SCRIPT, name, str(sa_dir), str(target), str(base), binary] + list(args)
+        argv = _unshare() + ["--", "/bin/sh", "-c", _SA_MOUNT_SCRIPT, name, str(sa_dir), str(target), str(base), binary] + list(args)
         full_env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self.state["ports"]["apiserver"])}
+        if self.state.get("cluster_resolv_conf"):
+            full_env["KUBEFORGE_TESTBED_RESOLV_CONF"] = self.state["cluster_resolv_conf"]
         full_env.update(env or {})
         unset = ("CI", "KUBECONFIG", "GRPC_PROXY", "grpc_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
         self._start(name, argv, env=full_env, unset=unset)
-        record = self.state["processes"][name]
-        if not procs.wait_exec(record["pid"], binary, 10):
-            detail = procs.tail(record["log"])
-            raise TestbedError(f"{name} did not start (unshare needs root or unprivileged user namespaces); last log lines:\n{detail}")
-        record["binary"] = binary
-        self._save_state()
+        self._await_exec(name, binary)
 
     def _register_packageserver(self) -> None:
         """Serve packages.operators.coreos.com through the aggregator once packageserver listens.

@@ -54,6 +54,9 @@ CERTS = {
     "kubelet-client": ("ca", "system:node:real-node-0", "system:nodes", False, ()),
     "kubelet-serving": ("ca", "real-node-0", None, True, (("dns", "real-node-0"), ("ip", "10.88.0.1"))),
     "apiserver-kubelet-client": ("ca", "kube-apiserver-kubelet-client", "system:masters", False, ()),
+    # The real node's kube-proxy (bootstrap RBAC binds system:kube-proxy to system:node-proxier) and CoreDNS.
+    "kube-proxy": ("ca", "system:kube-proxy", None, False, ()),
+    "coredns": ("ca", "kubeforge-testbed-coredns", None, False, ()),
     "front-proxy-client": ("front-proxy-ca", FRONT_PROXY_CLIENT_CN, None, False, ()),
     "bench": ("ca", BENCH_USER, None, False, ()),
 }

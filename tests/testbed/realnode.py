@@ -19,10 +19,11 @@ What it changes on the host, and how `down` undoes it (and then checks that it i
 The node is tainted (kubeforge.io/real-node=true:NoSchedule) and labelled kubeforge.io/real-node=true, so only pods
 that ask for it (TOLERATION, NODE_SELECTOR) run there; every test DaemonSet that selects type=kwok keeps its counts.
 The kubelet listens on the bridge address with webhook authentication and authorization (no anonymous access); the
-API server calls it with its own client certificate, by InternalIP. Its images (pause, crash; IMAGES) are one static
-program (tests/testbed/images) put into one-layer images with the collection's own OCI code and pushed to the
-testbed registry, which containerd pulls from with the testbed CA and credentials.
-See ../shared/reference/realnode.md for what was checked on this machine kind first.
+API server calls it with its own client certificate, by InternalIP. Its images (image_files: pause, crash, opm,
+olm-util) are one-layer images of binaries the testbed builds (tests/testbed/programs, opm, OLM's copy-content and
+cpb), pushed with the collection's own OCI code to the testbed registry, which containerd pulls from with the testbed
+CA and credentials.
+tests/testbed/README.md ("The real node") says what is real, what is still simulated, and why.
 """
 
 import hashlib
@@ -37,8 +38,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from testbed import config
+
 NODE_NAME = "real-node-0"
-PROCESSES = ("containerd", "kubelet")
+# Started in this order (after the control plane and the registry), stopped in reverse.
+PROCESSES = ("containerd", "kubelet", "kube-proxy", "coredns", "apiserver-relay")
 BRIDGE = "kftb0"
 BRIDGE_ADDRESS = "10.88.0.1"
 POD_SUBNET = "10.88.0.0/24"
@@ -46,7 +50,20 @@ LABEL = "kubeforge.io/real-node"
 TAINT = {"key": LABEL, "value": "true", "effect": "NoSchedule"}
 TOLERATION = {"key": LABEL, "operator": "Exists", "effect": "NoSchedule"}
 NODE_SELECTOR = {LABEL: "true"}
+# A namespace with these annotations has every pod made in it scheduled on the real node (the API server's
+# PodNodeSelector and PodTolerationRestriction admission plugins), as OpenShift's project node selector does: the way
+# to get OLM's own pods (registry pods, bundle unpack Jobs, the operator's Deployment) there.
+NAMESPACE_ANNOTATIONS = {
+    "scheduler.alpha.kubernetes.io/node-selector": f"{LABEL}=true",
+    "scheduler.alpha.kubernetes.io/defaultTolerations": json.dumps([TOLERATION]),
+}
 GUARD_CHAIN = "KFTB-GUARD"
+CLUSTER_DOMAIN = "cluster.local"
+# The kube-dns Service's ClusterIP (kube-proxy translates it to CoreDNS on the bridge address) and the file OLM's
+# processes see as /etc/resolv.conf (cluster.py binds it in their private mount namespace).
+DNS_SERVICE_IP = "10.0.0.10"
+RESOLV_CONF = f"nameserver {BRIDGE_ADDRESS}\nsearch {CLUSTER_DOMAIN}\noptions ndots:5\n"
+MANAGED_BY = {"endpointslice.kubernetes.io/managed-by": "kubeforge-testbed", "app.kubernetes.io/managed-by": "kubeforge-testbed"}
 # What the kubelet (and later kube-proxy) may set; `up` records them, `down` writes back what changed.
 SYSCTLS = (
     "kernel.panic",
@@ -57,18 +74,18 @@ SYSCTLS = (
     "vm.panic_on_oom",
     "net.ipv4.ip_forward",
     "net.ipv4.conf.all.route_localnet",
+    "net.netfilter.nf_conntrack_max",
+    "net.netfilter.nf_conntrack_tcp_timeout_established",
+    "net.netfilter.nf_conntrack_tcp_timeout_close_wait",
 )
 # Host directories the kubelet, containerd (its shims' sockets) and the CNI plugins (their results cache) write to
 # outside their configured ones; `down` removes what `up` found absent, and within what existed, the new entries.
 HOST_PATHS = ("/var/lib/kubelet", "/var/lib/cni", "/var/lib/cni/results", "/run/containerd", "/run/containerd/s", "/run/netns")
 IPTABLES = ("iptables", "ip6tables")
 IPTABLES_TABLES = ("filter", "nat", "mangle")
-# image name -> program of the multi-call binary (tests/testbed/images) it runs as its entrypoint.
-IMAGES = {"pause": "pause", "crash": "crash"}
 IMAGE_REPOSITORY = "kubeforge-testbed/{name}"
-IMAGE_TAG = "v1"
-IMAGES_SOURCE_DIR = Path(__file__).resolve().parent / "images"
-IMAGES_SOURCE_FILES = ("go.mod", "main.go")
+PROGRAMS_DIR = Path(__file__).resolve().parent / "programs"
+COREDNS_DIR = Path(__file__).resolve().parent / "coredns"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 90
 
@@ -77,12 +94,22 @@ class RealNodeError(RuntimeError):
     """The real node cannot start, or `down` could not undo a host change."""
 
 
-def images_binary_name() -> str:
-    """The multi-call binary build.sh makes from tests/testbed/images (named by a digest of its sources)."""
+def _source_binary(prefix: str, directory: Path, files: tuple) -> str:
+    """A binary build.sh names by a digest of its sources (`cat <files> | sha256sum`), so an edit builds a new one."""
     digest = hashlib.sha256()
-    for name in IMAGES_SOURCE_FILES:
-        digest.update((IMAGES_SOURCE_DIR / name).read_bytes())
-    return f"testbed-images-{digest.hexdigest()[:12]}"
+    for name in files:
+        digest.update((directory / name).read_bytes())
+    return f"{prefix}-{digest.hexdigest()[:12]}"
+
+
+def programs_binary_name() -> str:
+    """The testbed's multi-call binary (tests/testbed/programs: pause, crash, relay)."""
+    return _source_binary("testbed-programs", PROGRAMS_DIR, ("go.mod", "main.go"))
+
+
+def coredns_binary_name() -> str:
+    """CoreDNS with the testbed's plugins (tests/testbed/coredns)."""
+    return _source_binary("coredns", COREDNS_DIR, ("go.mod", "go.sum", "main.go"))
 
 
 def unavailable_reason() -> str:
@@ -144,8 +171,9 @@ def registry_hosts_toml(registry: dict) -> str:
     return f'server = "https://{host}"\n[host."https://{host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "{registry["ca_file"]}"\n'
 
 
-def cni_config(base: Path) -> dict:
-    """The bridge plugin without gateway or masquerade: pods get an address and the bridge route, nothing else."""
+def cni_config(base: Path, service_cidr: str) -> dict:
+    """The bridge plugin without gateway or masquerade: pods get an address, the bridge route and a route to the
+    Service CIDR through the host's bridge address (kube-proxy translates it there), nothing else."""
     return {
         "cniVersion": "1.0.0",
         "name": "kubeforge-testbed",
@@ -155,7 +183,12 @@ def cni_config(base: Path) -> dict:
                 "bridge": BRIDGE,
                 "isGateway": False,
                 "ipMasq": False,
-                "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET, "gateway": BRIDGE_ADDRESS}]], "dataDir": str(base / "cni-ipam")},
+                "ipam": {
+                    "type": "host-local",
+                    "ranges": [[{"subnet": POD_SUBNET, "gateway": BRIDGE_ADDRESS}]],
+                    "routes": [{"dst": service_cidr, "gw": BRIDGE_ADDRESS}],
+                    "dataDir": str(base / "cni-ipam"),
+                },
             }
         ],
     }
@@ -186,8 +219,93 @@ def kubelet_config(base: Path, ca_file: str, serving: tuple, port: int, healthz_
         # The testbed shares the machine's disk: evict only when it is really full.
         "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
         "imageGCHighThresholdPercent": 100,
+        # Pods resolve only cluster names (CoreDNS forwards nothing): no host resolver in them.
         "resolvConf": "",
+        "clusterDNS": [DNS_SERVICE_IP],
+        "clusterDomain": CLUSTER_DOMAIN,
     }
+
+
+def corefile(kubeconfig: str, health_port: int, ready_port: int) -> str:
+    return f""".:53 {{
+    bind {BRIDGE_ADDRESS}
+    errors
+    health 127.0.0.1:{health_port}
+    ready 127.0.0.1:{ready_port}
+    kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
+        kubeconfig {kubeconfig}
+    }}
+}}
+"""
+
+
+def kube_proxy_argv(binary: Path, kubeconfig: str, metrics_port: int, healthz_port: int) -> list:
+    """kube-proxy in iptables mode for the real node, leaving the host's conntrack settings and localhost alone."""
+    return [
+        str(binary),
+        f"--kubeconfig={kubeconfig}",
+        f"--hostname-override={NODE_NAME}",
+        "--proxy-mode=iptables",
+        f"--cluster-cidr={POD_SUBNET}",
+        f"--nodeport-addresses={POD_SUBNET}",
+        "--iptables-localhost-nodeports=false",
+        "--conntrack-max-per-core=0",
+        "--conntrack-tcp-timeout-established=0",
+        "--conntrack-tcp-timeout-close-wait=0",
+        f"--metrics-bind-address=127.0.0.1:{metrics_port}",
+        f"--healthz-bind-address=127.0.0.1:{healthz_port}",
+        "--v=1",
+    ]
+
+
+def service_objects(relay_port: int) -> list:
+    """What lets pods reach the API server and CoreDNS by their Service addresses: EndpointSlices of the `kubernetes`
+    Service (the testbed runs no endpoint reconciler) and of a kube-dns Service, both on the bridge address."""
+
+    def endpoints(name: str, namespace: str, ports: list) -> dict:
+        return {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": f"{name}-kubeforge-testbed", "namespace": namespace, "labels": dict(MANAGED_BY, **{"kubernetes.io/service-name": name})},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [BRIDGE_ADDRESS], "conditions": {"ready": True}}],
+            "ports": ports,
+        }
+
+    dns_ports = [{"name": "dns", "port": 53, "protocol": "UDP"}, {"name": "dns-tcp", "port": 53, "protocol": "TCP"}]
+    return [
+        endpoints("kubernetes", "default", [{"name": "https", "port": relay_port, "protocol": "TCP"}]),
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"app.kubernetes.io/managed-by": "kubeforge-testbed"}},
+            "spec": {"clusterIP": DNS_SERVICE_IP, "ports": [dict(p, targetPort=53) for p in dns_ports]},
+        },
+        endpoints("kube-dns", "kube-system", dns_ports),
+    ]
+
+
+def coredns_rbac(user: str) -> list:
+    name = "kubeforge-testbed-coredns"
+    labels = {"app.kubernetes.io/managed-by": "kubeforge-testbed"}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": labels},
+            "rules": [
+                {"apiGroups": [""], "resources": ["services", "namespaces"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": labels},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        },
+    ]
 
 
 def guard_rules(pod_cidr: str, service_cidr: str) -> list:
@@ -288,32 +406,128 @@ def _shims(socket_path: str) -> list:
 
 
 # ------------------------------------------------------------------ up
-def push_images(binary: Path, registry: dict, workdir: Path) -> dict:
-    """One-layer images of the multi-call binary, one per program, pushed to the testbed registry.
+def oci_modules():
+    """The collection's OCI modules (client, image), imported from this checkout."""
+    from importlib import import_module
+
+    # A link outside the checkout (a link to its root inside it would make tools that walk the tree loop).
+    link = config.RUN_DIR / "collections" / "ansible_collections" / "kubeforge" / "operators"
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            link.symlink_to(REPO_ROOT)
+        except FileExistsError:  # another process made it meanwhile
+            pass
+    if str(link.parents[2]) not in sys.path:
+        sys.path.insert(0, str(link.parents[2]))
+    base = "ansible_collections.kubeforge.operators.plugins.module_utils.oci."
+    return import_module(base + "client"), import_module(base + "image")
+
+
+def shared_libraries(binary: Path) -> list:
+    """The dynamic loader and libraries `binary` needs (from ldd), as absolute paths."""
+    result = _run("ldd", str(binary), check=False)
+    if result.returncode != 0 or "not a dynamic executable" in result.stdout + result.stderr:
+        return []
+    libraries = []
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        path = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
+        if path.startswith("/"):
+            libraries.append(path)
+    return libraries
+
+
+def image_files(bins: Path, name: str) -> tuple:
+    """(files, entrypoint, cmd) of the testbed image `name`: files maps a path in the image to a host file (or None
+    for a directory, with its mode: (source, mode))."""
+    programs = bins / programs_binary_name()
+    if name in ("pause", "crash"):
+        return {f"/{name}": (programs, 0o755)}, [f"/{name}"], None
+    if name == "opm":
+        # As upstream's opm image: opm (a cgo binary: its libraries come along), grpc_health_probe for the registry
+        # pod's probes, a world-writable /tmp for opm's cache.
+        files = {"/bin/opm": (bins / "opm", 0o755), "/bin/grpc_health_probe": (bins / "grpc_health_probe", 0o755), "/tmp": (None, 0o1777)}
+        files.update({lib: (Path(os.path.realpath(lib)), 0o755) for lib in shared_libraries(bins / "opm")})
+        return files, ["/bin/opm"], ["serve", "/configs", "--cache-dir=/tmp/cache"]
+    if name == "olm-util":
+        # OLM's util image: `cp` and the programs its Jobs and extractContent pods copy into other containers.
+        return {"/bin/cp": (programs, 0o755), "/bin/copy-content": (bins / "copy-content", 0o755), "/bin/cpb": (bins / "cpb", 0o755)}, None, None
+    raise RealNodeError(f"no testbed image {name!r}")
+
+
+def build_image(files: dict, entrypoint, cmd, env: dict = None, workdir: str = None):
+    """A one-layer OCI image (deterministic tar+gzip; directories and modes as given) for the collection's push."""
+    import gzip
+    import io
+    import tarfile
+
+    client, image = oci_modules()
+    paths = set()
+    for path in files:
+        parent = Path(path).parent
+        while str(parent) != "/":
+            paths.add(str(parent))
+            parent = parent.parent
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(paths | set(files)):
+            source, mode = files.get(path, (None, 0o755))
+            info = tarfile.TarInfo(path.lstrip("/") + ("/" if source is None else ""))
+            info.mode, info.mtime, info.uid, info.gid = mode, 0, 0, 0
+            if source is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                data = Path(source).read_bytes()
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    tar_bytes = raw.getvalue()
+    compressed = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=compressed, mtime=0, compresslevel=1) as handle:
+        handle.write(tar_bytes)
+    layer = image.Layer(compressed.getvalue(), client.sha256_digest(tar_bytes), image.OCI_LAYER_GZIP)
+    inner = {"Env": list(image.DEFAULT_ENV) + [f"{k}={v}" for k, v in sorted((env or {}).items())], "Labels": {"io.kubeforge.testbed": "true"}}
+    if workdir:
+        inner["WorkingDir"] = workdir
+    if entrypoint:
+        inner["Entrypoint"] = entrypoint
+    if cmd:
+        inner["Cmd"] = cmd
+    config = {"architecture": "amd64", "os": "linux", "config": inner, "rootfs": {"type": "layers", "diff_ids": [layer.diff_id]}}
+    config_bytes = image.canonical_json(config)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": image.OCI_MANIFEST,
+        "config": {"mediaType": image.OCI_CONFIG, "digest": client.sha256_digest(config_bytes), "size": len(config_bytes)},
+        "layers": [{"mediaType": layer.media_type, "digest": layer.digest, "size": layer.size}],
+    }
+    blobs = {client.sha256_digest(config_bytes): config_bytes, layer.digest: layer.data}
+    return image.CatalogImage(manifest, image.canonical_json(manifest), image.OCI_MANIFEST, config, config_bytes, blobs, None, [], [layer])
+
+
+def image_tags(versions: dict) -> dict:
+    return {"pause": "v1", "crash": "v1", "opm": versions.get("opm", "v1"), "olm-util": versions.get("olm", "v1")}
+
+
+def image_ref(registry_host: str, name: str, versions: dict) -> str:
+    return f"{registry_host}/{IMAGE_REPOSITORY.format(name=name)}:{image_tags(versions)[name]}"
+
+
+def push_images(bins: Path, registry: dict, versions: dict) -> dict:
+    """Build the testbed's images and push them to its registry.
 
     Returns {name: tag reference} and {name@digest: digest reference} (the same image under another reference: a
     second revision of a workload that needs no second image)."""
-    link = workdir / "collections" / "ansible_collections" / "kubeforge" / "operators"
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if not link.is_symlink():
-        link.symlink_to(REPO_ROOT)
-    if str(link.parents[2]) not in sys.path:
-        sys.path.insert(0, str(link.parents[2]))
-    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
-    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_directory_image, push_image
-
+    client, image = oci_modules()
     password = Path(registry["password_file"]).read_text().strip()
     refs = {}
-    for name, program in IMAGES.items():
-        root = workdir / "images" / name
-        shutil.rmtree(root, ignore_errors=True)
-        root.mkdir(parents=True)
-        shutil.copy2(binary, root / program)
-        image = build_directory_image(str(root), "/", entrypoint=[f"/{program}"])
-        ref = f"{registry['host']}/{IMAGE_REPOSITORY.format(name=name)}:{IMAGE_TAG}"
-        push_image(client_for(ref, username=registry["username"], password=password, ca_file=registry["ca_file"]), ref, image)
+    for name in image_tags(versions):
+        built = build_image(*image_files(bins, name))
+        ref = image_ref(registry["host"], name, versions)
+        image.push_image(client.client_for(ref, username=registry["username"], password=password, ca_file=registry["ca_file"]), ref, built)
         refs[name] = ref
-        refs[f"{name}@digest"] = f"{registry['host']}/{IMAGE_REPOSITORY.format(name=name)}@{image.digest}"
+        refs[f"{name}@digest"] = f"{registry['host']}/{IMAGE_REPOSITORY.format(name=name)}@{built.digest}"
     return refs
 
 
@@ -353,7 +567,7 @@ def install_network(pod_cidr: str, service_cidr: str) -> None:
         _run("iptables", "-t", "filter", "-I", builtin, "1", "-j", GUARD_CHAIN)
 
 
-def write_configs(base: Path, registry: dict, sandbox_image: str, ca_file: str, serving: tuple, ports: tuple) -> tuple:
+def write_configs(base: Path, registry: dict, sandbox_image: str, ca_file: str, serving: tuple, ports: tuple, service_cidr: str) -> tuple:
     """containerd's and the kubelet's configuration files under `base`; returns (containerd config, kubelet config)."""
     for sub in ("containerd", "cni", "cni-ipam", "pod-logs", "runc", "kubelet", "certs.d"):
         (base / sub).mkdir(parents=True, exist_ok=True)
@@ -366,7 +580,7 @@ def write_configs(base: Path, registry: dict, sandbox_image: str, ca_file: str, 
     tmp.write_text(containerd_config(base, registry, password, sandbox_image))
     tmp.chmod(0o600)
     tmp.replace(containerd_file)
-    (base / "cni" / "10-kubeforge-testbed.conflist").write_text(json.dumps(cni_config(base), indent=2))
+    (base / "cni" / "10-kubeforge-testbed.conflist").write_text(json.dumps(cni_config(base, service_cidr), indent=2))
     kubelet_file = base / "kubelet" / "config.json"
     kubelet_file.write_text(json.dumps(kubelet_config(base, ca_file, serving, *ports), indent=2))
     return containerd_file, kubelet_file

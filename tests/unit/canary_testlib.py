@@ -117,6 +117,7 @@ def params(**kwargs):
         "canary_timeout": 300,
         "rollout_timeout": 1800,
         "crash_restarts": 3,
+        "canary_ready_seconds": 5,
         "on_failure": "halt",
         "canary_nodes": None,
         "canary_node_selector": None,

@@ -90,7 +90,10 @@ MAX_FAILURE_CHARS = 512
 # (node-selective mode): the caller lists the matching nodes into ``Observed.selected_nodes`` when
 # ``needs_selected_nodes`` says the rollout is about to start, and the canary nodes are those of them that run a pod
 # of the DaemonSet. Either way the names go into the NODES annotation with the first patch, and a resumed rollout
-# reads them from there (nodes labelled later do not change a rollout in progress).
+# reads them from there (nodes labelled later do not change a rollout in progress). canary_ready_seconds: how long the
+# canary pod must have been Ready without a break (at least the DaemonSet's minReadySeconds) before the canary
+# passes: without a readiness probe, a container that crashes right after it starts is Ready for a moment each time
+# (seen on a real kubelet).
 Desired = namedtuple(
     "Desired",
     [
@@ -104,9 +107,10 @@ Desired = namedtuple(
         "canary_nodes",
         "pause_after_canary",
         "canary_node_selector",
+        "canary_ready_seconds",
     ],
 )
-Desired.__new__.__defaults__ = ("10%", None, None, 3, HALT, True, (), False, None)
+Desired.__new__.__defaults__ = ("10%", None, None, 3, HALT, True, (), False, None, 0)
 
 # The DaemonSet fields the rollout reads (observe.daemonset_state builds it from the API object).
 DaemonSetState = namedtuple(
@@ -301,11 +305,11 @@ def canary_nodes_of(ds):
     return tuple(str(node) for node in nodes) if isinstance(nodes, list) else ()
 
 
-def available(pod, ds, now):
-    """Ready for at least ``minReadySeconds`` (unknown times count as available once Ready)."""
+def available(pod, ds, now, at_least=0):
+    """Ready for at least ``minReadySeconds`` and ``at_least`` seconds (unknown times count as available once Ready)."""
     if not pod.ready or pod.terminating:
         return False
-    min_ready = ds.min_ready_seconds or 0
+    min_ready = max(ds.min_ready_seconds or 0, at_least or 0)
     if not min_ready or now is None or pod.ready_since is None:
         return True
     return now - pod.ready_since >= min_ready
@@ -540,7 +544,7 @@ def _canary(desired, observed, node_selective, now):
     crash = _crash(desired, observed)
     if crash:
         return _failure(desired, observed, crash)
-    new_ready = [pod for pod in _new_pods(observed) if available(pod, ds, now)]
+    new_ready = [pod for pod in _new_pods(observed) if available(pod, ds, now, desired.canary_ready_seconds)]
     waiting_for = ()
     if node_selective:
         nodes = canary_nodes_of(ds)

@@ -126,6 +126,7 @@ class Rollout:
             canary_nodes=tuple(params.get("canary_nodes") or ()),
             pause_after_canary=params["pause_after_canary"],
             canary_node_selector=self.node_selector,
+            canary_ready_seconds=params["canary_ready_seconds"],
         )
 
     def read(self):

@@ -5,12 +5,16 @@
 
 The image mirrors ``opm generate dockerfile``: the FBC root is copied to ``/configs`` in one gzip tar layer, the
 config carries the label ``operators.operatorframework.io.index.configs.v1=/configs`` plus extra labels, and, on an
-opm base image, ``ENTRYPOINT ["/bin/opm"]`` / ``CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]``. With base
+opm base image, ``ENTRYPOINT ["/bin/opm"]`` / ``CMD ["serve", "/configs", "--cache-dir=/tmp/cache",
+"--cache-enforce-integrity=false"]``. With base
 ``scratch`` (binary-less catalog, as ``opm generate dockerfile -i scratch``) there is no entrypoint/cmd.
 
 Layers are deterministic: entries sorted by path, mtime 0, uid/gid 0, no user/group names, fixed modes
 (0755 directories, 0644 files, 0755 for files executable by their owner), gzip header mtime 0 and no file name.
-The pre-populated opm serve cache (``/tmp/cache``) is not produced: that needs the opm binary.
+The pre-populated opm serve cache (``/tmp/cache``) is not produced: that needs the opm binary. So the command turns
+off opm's cache integrity check, which is on whenever ``--cache-dir`` is given (then ``opm serve`` exits at once
+with "integrity check failed" on an image without the cache; seen on the testbed's real node); opm builds the cache
+at start-up instead.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -46,7 +50,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference 
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
 CONFIGS_DIR = "/configs"
 OPM_ENTRYPOINT = ["/bin/opm"]
-OPM_CMD = ["serve", "/configs", "--cache-dir=/tmp/cache"]
+OPM_CMD = ["serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"]
 DEFAULT_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 SCRATCH = "scratch"
 

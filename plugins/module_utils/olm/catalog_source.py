@@ -24,6 +24,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem
 
 API_VERSION = "operators.coreos.com/v1alpha1"
 KIND = "CatalogSource"
@@ -228,3 +229,41 @@ def catalog_source_verdict(obj):
 def settled(obj):
     """Watch predicate: the verdict is no longer ``waiting`` (pure)."""
     return catalog_source_verdict(obj)[0] != VERDICT_WAITING
+
+
+# The label OLM puts on the registry pod of an image catalog (its value: the CatalogSource's name).
+REGISTRY_POD_LABEL = "olm.catalogSource"
+# How long the cluster glue watches an image catalog between looks at its registry pod.
+REGISTRY_POD_CHECK_SECONDS = 5
+NO_ENTRYPOINT = "no command specified"
+
+
+def _termination_message(container):
+    """The last lines of the container's last termination message (OLM's registry pod falls back to its log)."""
+    for state in ((container.get("state") or {}).get("terminated"), (container.get("lastState") or {}).get("terminated")):
+        message = ((state or {}).get("message") or "").strip()
+        if message:
+            return message[-400:]
+    return ""
+
+
+def registry_pod_problem(pods):
+    """``(reason, message)`` for the first registry pod of an image catalog that will not serve by itself (a crash
+    loop, an image that cannot be pulled, a container that cannot be created), or None. The message carries the
+    container's own last words and, for an image without an entrypoint, the fix (pure)."""
+    for pod in pods:
+        problem = first_problem(POD_FAILURES, pod)
+        if problem is None:
+            continue
+        message = problem.message
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        last_words = next((_termination_message(c) for c in statuses if _termination_message(c)), "")
+        if last_words:
+            message += f"; its last output: {last_words}"
+        if NO_ENTRYPOINT in message:
+            message += (
+                ". The image has no entrypoint (a catalog image on the scratch base): set grpc_pod_config.extractContent "
+                "{catalogDir: /configs} so OLM serves its content with its own opm image"
+            )
+        return problem.reason, message
+    return None

@@ -34,6 +34,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     SUBSCRIPTION_FAILURES,
     SUBSCRIPTION_NOTICES,
     condition,
+    condition_true,
     csv_blocked,
     csv_deployment_names,
     csv_failure_is_retried,
@@ -44,6 +45,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     notices,
     spec,
     status,
+    unpack_problem,
     workload_problem,
 )
 
@@ -208,8 +210,13 @@ def next_step(desired, observed):
     if observed.catalog_problem:
         return Action(FAIL, observed.catalog_problem, "CatalogSourceUnhealthy")
     problem = first_problem(SUBSCRIPTION_FAILURES, sub)
+    unpack = unpack_problem(observed.pods)
     if problem and not _resolved_plan_executes(observed, st, problem) and not _resolved_before_catalog_ready(observed, sub, problem):
-        return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}", problem.reason)
+        cause = f"; {unpack.message}" if unpack and problem.name == "BundleUnpackFailed" else ""
+        return Action(FAIL, f"Subscription {desired.subscription}: {problem.name} ({problem.reason}): {problem.message}{cause}", problem.reason)
+    if unpack and condition_true(sub, "BundleUnpacking"):
+        # OLM waits for its unpack timeout (10 minutes by default) before it says BundleUnpackFailed, without the cause.
+        return Action(FAIL, f"Subscription {desired.subscription}: the bundle cannot be unpacked: {unpack.message}", unpack.reason)
     if desired.version and installed is not None and csv_succeeded(installed) and version_after(csv_version(installed), desired.version):
         return Action(
             FAIL,

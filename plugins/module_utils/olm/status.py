@@ -214,7 +214,8 @@ def container_waiting(container):
 
 
 def _stuck_container(pod):
-    for container in status(pod).get("containerStatuses") or []:
+    st = status(pod)
+    for container in (st.get("initContainerStatuses") or []) + (st.get("containerStatuses") or []):
         waiting = container_waiting(container)
         reason = waiting.get("reason")
         if reason == "CrashLoopBackOff" and (container.get("restartCount") or 0) < CRASH_LOOP_MIN_RESTARTS:
@@ -232,6 +233,21 @@ def _pod_failure(pod):
 
 
 POD_FAILURES = (("PodStuck", lambda pod: _stuck_container(pod)[0] is not None, _pod_failure),)
+
+
+# The label OLM puts on a bundle unpack Job and its pod (the value names the bundle's ConfigMap).
+UNPACK_REF_LABEL = "operatorframework.io/bundle-unpack-ref"
+
+
+def unpack_problem(pods):
+    """The first stuck container (an image that cannot be pulled, a crash loop) of OLM's bundle unpack pods among
+    ``pods``, as a ``Problem`` whose message names the pod; None if none is stuck."""
+    for pod in pods:
+        if UNPACK_REF_LABEL in (metadata(pod).get("labels") or {}):
+            problem = first_problem(POD_FAILURES, pod)
+            if problem:
+                return Problem(problem.name, problem.reason, f"bundle unpack {problem.message}")
+    return None
 
 
 def first_problem(table, obj):

@@ -14,17 +14,20 @@ __metaclass__ = type
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, normalize, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, normalize, public, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
     API_VERSION,
     KIND,
+    REGISTRY_POD_CHECK_SECONDS,
+    REGISTRY_POD_LABEL,
     VERDICT_FAILED,
     VERDICT_READY,
     catalog_source_definition,
     catalog_source_verdict,
     connection_state,
     pruned_fields,
+    registry_pod_problem,
     settled,
 )
 
@@ -66,6 +69,35 @@ def _ref(params):
     return f"{params['namespace']}/{params['name']}"
 
 
+def _wait_settled(module, resource, result, started):
+    """Watch the CatalogSource until OLM's verdict settles. For an image catalog, look at OLM's registry pod every
+    few seconds meanwhile: one that will not serve by itself fails the wait at once, with the container's reason."""
+    p = module.params
+    deadline = started + p["wait_timeout"]
+    while True:
+        remaining = max(0.0, deadline - time.monotonic())
+        window = min(REGISTRY_POD_CHECK_SECONDS, remaining) if p.get("image") else remaining
+        try:
+            return watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], settled, window, resource=resource)
+        except ResourceTimeoutError as exc:
+            last = exc.last_object
+            if time.monotonic() < deadline:
+                pods = to_dict(module.resource("Pod", "v1").get(namespace=p["namespace"], label_selector=f"{REGISTRY_POD_LABEL}={p['name']}"))
+                problem = registry_pod_problem(pods.get("items") or [])
+                if problem is None:
+                    continue
+                reason, message = problem
+                raise K8sError(
+                    f"CatalogSource {_ref(p)}: OLM's registry pod cannot serve the catalog ({reason}): {message}",
+                    result=dict(result, catalog_source=public(last), state=connection_state(last), duration=round(time.monotonic() - started, 3)),
+                ) from None
+            verdict = catalog_source_verdict(last)[1]
+            raise K8sError(
+                f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}",
+                result=dict(result, catalog_source=public(last), state=connection_state(last), duration=round(time.monotonic() - started, 3)),
+            ) from None
+
+
 def present(module):
     """Apply the CatalogSource and, with ``wait``, watch it until OLM reports READY (or a failure)."""
     p = module.params
@@ -96,15 +128,7 @@ def present(module):
         return result
 
     started = time.monotonic()
-    try:
-        obj = watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], settled, p["wait_timeout"], resource=resource)
-    except ResourceTimeoutError as exc:
-        last = exc.last_object
-        verdict = catalog_source_verdict(last)[1]
-        raise K8sError(
-            f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}",
-            result=dict(result, catalog_source=public(last), state=connection_state(last), duration=exc.duration),
-        ) from None
+    obj = _wait_settled(module, resource, result, started)
     status, message = catalog_source_verdict(obj)
     result.update(catalog_source=public(obj), state=connection_state(obj), duration=round(time.monotonic() - started, 3))
     if status == VERDICT_FAILED:

@@ -5,10 +5,11 @@ serve=address is proven for real: the test renders the catalogs the module serve
 functions the module itself uses) and serves them with the testbed's real ``opm serve`` on free loopback ports -
 kube-demo 0.0.1 first, then 0.0.1 + 0.0.2 (0.0.2 replaces 0.0.1) on a second port for the upgrade.
 
-serve=pod is only sent as server-side dry runs (check mode): a KWOK pod gets a fake IP, and pointing a CatalogSource
-at it would make OLM dial it. The dry runs prove that the ConfigMaps, the registry pod (through Pod Security
-admission, in a namespace enforcing ``restricted``) and the CatalogSource are valid objects, and that the module
-would serve exactly the catalog the address test serves (same digest).
+serve=pod is sent here as server-side dry runs (check mode) only: a KWOK pod gets a fake IP, and pointing a
+CatalogSource at it would make OLM dial it; test_bundle_run_real_node.py runs it for real on the real node. The dry
+runs prove that the ConfigMaps, the registry pod (through Pod Security admission, in a namespace enforcing
+``restricted``) and the CatalogSource are valid objects, and that the module would serve exactly the catalog the
+address test serves (same digest).
 """
 
 import subprocess

@@ -95,7 +95,7 @@ def test_module_via_ansible_playbook(registry, opm_base, tmp_path, run_playbook)
 
     assert onbase["changed"] is True and onbase["blobs"]["mounted"] == 1
     assert onbase["config"]["config"]["Entrypoint"] == ["/bin/opm"]
-    assert onbase["config"]["config"]["Cmd"] == ["serve", "/configs", "--cache-dir=/tmp/cache"]
+    assert onbase["config"]["config"]["Cmd"] == ["serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"]
     assert 'ENTRYPOINT ["/bin/opm"]' in onbase["dockerfile"] and "FROM scratch" in first["dockerfile"]
 
     # registry still holds the first image (check mode wrote nothing); layout on disk matches it

@@ -106,7 +106,7 @@ def test_catalog_on_opm_base_mounts_layers(registry, opm_base, tmp_path):
     pulled = pull_image(ref, str(tmp_path / "root"), client=registry.client())
     inner = pulled.config["config"]
     assert inner["Entrypoint"] == OPM_ENTRYPOINT == ["/bin/opm"]
-    assert inner["Cmd"] == OPM_CMD == ["serve", "/configs", "--cache-dir=/tmp/cache"]
+    assert inner["Cmd"] == OPM_CMD == ["serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"]
     assert inner["Labels"][CONFIGS_LABEL] == "/configs"
     assert inner["Labels"]["org.example.base"] == "opm"  # base labels are inherited
     assert [d["digest"] for d in pulled.manifest["layers"]] == [base_image.layer.digest, image.layer.digest]

@@ -55,13 +55,12 @@ def pod_processes(uid):
 
 
 def routes(pid):
-    """(destination, mask) of every IPv4 route in the network namespace of `pid`."""
+    """(destination, gateway, mask) of every IPv4 route in the network namespace of `pid`, sorted."""
     found = []
     for line in Path(f"/proc/{pid}/net/route").read_text().splitlines()[1:]:
         fields = line.split()
-        dest, mask = (socket.inet_ntoa(int(x, 16).to_bytes(4, "little")) for x in (fields[1], fields[7]))
-        found.append((dest, mask))
-    return found
+        found.append(tuple(socket.inet_ntoa(int(x, 16).to_bytes(4, "little")) for x in (fields[1], fields[2], fields[7])))
+    return sorted(found)
 
 
 def test_node_is_a_real_kubelet(api, real_node):
@@ -83,8 +82,9 @@ def test_pod_gets_only_the_bridge(api, namespace, real_node):
     assert pod.metadata.annotations["openshift.io/scc"], pod.metadata.annotations
     pids = pod_processes(pod.metadata.uid)
     assert pids, "no host process in the pod's cgroups"
-    # No default route and no masquerade: the pod reaches the bridge's subnet and nothing else.
-    assert routes(pids[-1]) == [("10.88.0.0", "255.255.255.0")]
+    # No default route and no masquerade: the pod reaches the bridge's subnet, and the Service CIDR through the host's
+    # bridge address (where kube-proxy translates it), nothing else.
+    assert routes(pids[-1]) == [("10.0.0.0", realnode.BRIDGE_ADDRESS, "255.255.255.0"), ("10.88.0.0", "0.0.0.0", "255.255.255.0")]
     with open("/proc/sys/net/ipv4/ip_forward") as handle:
         assert handle.read().strip() == "0"
 

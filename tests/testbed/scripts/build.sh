@@ -25,10 +25,16 @@ ANSIBLE_OPERATOR_BINARY="ansible-operator-${ANSIBLE_OPERATOR_VERSION}"
 # digest of its sources (scc_admission.py computes the same), so an edit builds a new binary.
 SCC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../sccadmission" && pwd)"
 SCC_BINARY="sccadmission-$(cd "$SCC_DIR" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)"
-# The programs of the real node's images (pause, crash; tests/testbed/images): one multi-call binary, named the same
-# way (realnode.py computes the same digest).
-IMAGES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../images" && pwd)"
-IMAGES_BINARY="testbed-images-$(cd "$IMAGES_DIR" && cat go.mod main.go | sha256sum | cut -c1-12)"
+# The real node's cluster DNS: CoreDNS with the testbed's few plugins (tests/testbed/coredns, pinned go.mod), named
+# by a digest of its sources like the SCC webhook (realnode.py computes the same).
+COREDNS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../coredns" && pwd)"
+COREDNS_BINARY="coredns-$(cd "$COREDNS_DIR" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)"
+# grpc_health_probe, which OLM's registry pods run as their probes (in the testbed's opm image).
+GRPC_HEALTH_PROBE_VERSION=${GRPC_HEALTH_PROBE_VERSION:-v0.4.62}
+# The testbed's own programs (pause, crash, relay; tests/testbed/programs): one multi-call binary, named the same way
+# (realnode.py computes the same digest).
+PROGRAMS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../programs" && pwd)"
+PROGRAMS_BINARY="testbed-programs-$(cd "$PROGRAMS_DIR" && cat go.mod main.go | sha256sum | cut -c1-12)"
 
 command -v go >/dev/null 2>&1 || { echo "build.sh: the Go toolchain (1.26.3 or later) is required on PATH" >&2; exit 1; }
 GO_VERSION=$(go env GOVERSION)
@@ -55,7 +61,7 @@ mkdir -p "$BIN" "$SRC"
 
 # Every binary the testbed runs; the .done stamp holds this list, so adding a component to it makes an
 # existing cache build just that component (each present binary is skipped).
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY $SCC_BINARY $IMAGES_BINARY"
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd kwok olm catalog package-server opm catalogd operator-controller $ANSIBLE_OPERATOR_BINARY $SCC_BINARY $PROGRAMS_BINARY $COREDNS_BINARY grpc_health_probe copy-content cpb kube-proxy"
 OLMV1_BINARIES="catalogd operator-controller"
 if [ -f "$BIN/.done" ] && [ "$(cat "$BIN/.done")" = "$COMPONENTS" ]; then echo "$BIN"; exit 0; fi
 
@@ -111,7 +117,7 @@ go_build_into_bin() {  # <module dir> <package prefix> <go build flags...> -- <n
 
 # --- Kubernetes control plane and the real node's kubelet: wrapper module replacing each staging module with its
 # published version
-K8S_COMMANDS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet"
+K8S_COMMANDS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy"
 prepare_k8s() {
   local wd="$SRC/k8s" stg="v0.${K8S_VERSION#v1.}" tools
   mkdir -p "$wd"
@@ -215,11 +221,15 @@ for line in text.splitlines():
 OLM_MODULE=github.com/operator-framework/operator-lifecycle-manager
 prepare_olm() {
   # package-server serves the PackageManifest API (packages.operators.coreos.com) through the aggregator.
-  wrapper olm "$OLM_MODULE" "$OLM_VERSION" "$OLM_MODULE/cmd/olm" "$OLM_MODULE/cmd/catalog" "$OLM_MODULE/cmd/package-server" >/dev/null
+  # copy-content and cpb go into the testbed's OLM util image (extractContent catalogs and bundle unpack Jobs on the
+  # real node).
+  wrapper olm "$OLM_MODULE" "$OLM_VERSION" "$OLM_MODULE/cmd/olm" "$OLM_MODULE/cmd/catalog" "$OLM_MODULE/cmd/package-server" \
+    "$OLM_MODULE/cmd/copy-content" "$OLM_MODULE/util/cpb" >/dev/null
 }
 build_olm() {
   CGO_ENABLED=0 go_build_into_bin "$SRC/olm" "$OLM_MODULE/cmd" -tags json1 \
-    -ldflags "-s -w -X $OLM_MODULE/pkg/version.OLMVersion=$OLM_VERSION" -- olm catalog package-server
+    -ldflags "-s -w -X $OLM_MODULE/pkg/version.OLMVersion=$OLM_VERSION" -- olm catalog package-server copy-content
+  CGO_ENABLED=0 go_build_into_bin "$SRC/olm" "$OLM_MODULE/util" -ldflags "-s -w" -- cpb
 }
 
 OPM_MODULE=github.com/operator-framework/operator-registry
@@ -261,17 +271,31 @@ build_sccadmission() {
   find "$BIN" -maxdepth 1 -name 'sccadmission-*' ! -name "$SCC_BINARY" -delete  # builds of earlier sources
 }
 
-prepare_images() { :; }  # standard library only
-build_images() {
-  (cd "$IMAGES_DIR" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$IMAGES_BINARY.tmp" .) && mv "$BIN/$IMAGES_BINARY.tmp" "$BIN/$IMAGES_BINARY"
-  find "$BIN" -maxdepth 1 -name 'testbed-images-*' ! -name "$IMAGES_BINARY" -delete
+prepare_coredns() { (cd "$COREDNS_DIR" && go mod download); }
+build_coredns() {
+  (cd "$COREDNS_DIR" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$COREDNS_BINARY.tmp" .) && mv "$BIN/$COREDNS_BINARY.tmp" "$BIN/$COREDNS_BINARY"
+  find "$BIN" -maxdepth 1 -name 'coredns-*' ! -name "$COREDNS_BINARY" -delete
+}
+
+GRPC_HEALTH_PROBE_MODULE=github.com/grpc-ecosystem/grpc-health-probe
+prepare_grpc_health_probe() { wrapper grpc-health-probe "$GRPC_HEALTH_PROBE_MODULE" "$GRPC_HEALTH_PROBE_VERSION" "$GRPC_HEALTH_PROBE_MODULE" >/dev/null; }
+build_grpc_health_probe() {
+  (cd "$SRC/grpc-health-probe" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/grpc_health_probe.tmp" "$GRPC_HEALTH_PROBE_MODULE") \
+    && mv "$BIN/grpc_health_probe.tmp" "$BIN/grpc_health_probe"
+}
+
+prepare_programs() { :; }  # standard library only
+build_programs() {
+  (cd "$PROGRAMS_DIR" && CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN/$PROGRAMS_BINARY.tmp" .) && mv "$BIN/$PROGRAMS_BINARY.tmp" "$BIN/$PROGRAMS_BINARY"
+  find "$BIN" -maxdepth 1 -name 'testbed-programs-*' ! -name "$PROGRAMS_BINARY" -delete
 }
 
 # step -> the binaries it makes (a step whose binaries are all present is skipped, its download too).
 declare -A STEP_BINARIES=(
   [k8s]="$K8S_COMMANDS" [etcd]="etcd" [kwok]="kwok"
-  [olm]="olm catalog package-server" [opm]="opm" [olmv1]="catalogd operator-controller"
-  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY" [sccadmission]="$SCC_BINARY" [images]="$IMAGES_BINARY"
+  [olm]="olm catalog package-server copy-content cpb" [opm]="opm" [olmv1]="catalogd operator-controller"
+  [ansible_operator]="$ANSIBLE_OPERATOR_BINARY" [sccadmission]="$SCC_BINARY" [programs]="$PROGRAMS_BINARY"
+  [coredns]="$COREDNS_BINARY" [grpc_health_probe]="grpc_health_probe"
 )
 step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || return 0; done; return 1; }
 
@@ -280,7 +304,7 @@ step_needed() { local c; for c in ${STEP_BINARIES[$1]}; do [ -x "$BIN/$c" ] || r
 # A download's exit status lands in prepare-<step>.rc: the lanes are subshells and cannot `wait` for their siblings.
 rm -f "$LOGS"/prepare-*.rc
 PREPARED=" "
-for step in k8s olm olmv1 kwok opm ansible_operator sccadmission images etcd; do
+for step in k8s olm olmv1 kwok opm ansible_operator sccadmission programs coredns grpc_health_probe etcd; do
   step_needed "$step" || { log "${STEP_BINARIES[$step]}: cached"; continue; }
   ( rc=0; "prepare_$step" >"$LOGS/prepare-$step.log" 2>&1 || rc=$?; echo "$rc" >"$LOGS/prepare-$step.rc" ) &
   PREPARED+="$step "
@@ -302,8 +326,8 @@ run_step() {
 }
 lane() { local step; for step in "$@"; do run_step "$step" || return 1; done; }
 
-lane k8s olmv1 etcd & lane_a=$!
-lane olm kwok opm ansible_operator sccadmission images & lane_b=$!
+lane k8s olmv1 etcd grpc_health_probe & lane_a=$!
+lane olm kwok opm ansible_operator sccadmission programs coredns & lane_b=$!
 failed=0
 wait "$lane_a" || failed=1
 wait "$lane_b" || failed=1

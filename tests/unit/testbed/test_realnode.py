@@ -82,11 +82,12 @@ def test_guard_returns_for_local_and_bridge_then_drops_every_simulated_address()
     assert len(targets) == 6
 
 
-def test_pods_get_the_bridge_without_gateway_or_masquerade(tmp_path):
-    plugin = realnode.cni_config(tmp_path)["plugins"][0]
+def test_pods_get_the_bridge_and_the_service_cidr_without_gateway_or_masquerade(tmp_path):
+    plugin = realnode.cni_config(tmp_path, config.SERVICE_CIDR)["plugins"][0]
     assert plugin["type"] == "bridge" and plugin["bridge"] == realnode.BRIDGE
     assert plugin["isGateway"] is False and plugin["ipMasq"] is False
-    assert "routes" not in plugin["ipam"]
+    # No default route: the Service CIDR (translated by kube-proxy to the bridge address) and nothing else.
+    assert plugin["ipam"]["routes"] == [{"dst": config.SERVICE_CIDR, "gw": realnode.BRIDGE_ADDRESS}]
     assert plugin["ipam"]["ranges"] == [[{"subnet": realnode.POD_SUBNET, "gateway": realnode.BRIDGE_ADDRESS}]]
 
 
@@ -108,12 +109,19 @@ def test_containerd_keeps_its_files_under_the_run_directory(tmp_path):
     assert f'Root = "{tmp_path}/runc"' in text
 
 
-def test_images_binary_name_matches_build_sh():
-    digest = hashlib.sha256(b"".join((realnode.IMAGES_SOURCE_DIR / n).read_bytes() for n in realnode.IMAGES_SOURCE_FILES)).hexdigest()[:12]
-    assert realnode.images_binary_name() == f"testbed-images-{digest}"
+def test_binary_names_match_build_sh():
     script = BUILD_SCRIPT.read_text()
-    assert 'IMAGES_BINARY="testbed-images-$(cd "$IMAGES_DIR" && cat go.mod main.go | sha256sum | cut -c1-12)"' in script
+    assert 'COREDNS_BINARY="coredns-$(cd "$COREDNS_DIR" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)"' in script
+    coredns = hashlib.sha256(b"".join((realnode.COREDNS_DIR / n).read_bytes() for n in ("go.mod", "go.sum", "main.go"))).hexdigest()[:12]
+    assert realnode.coredns_binary_name() == f"coredns-{coredns}"
+
+
+def test_programs_binary_name_matches_build_sh():
+    digest = hashlib.sha256(b"".join((realnode.PROGRAMS_DIR / n).read_bytes() for n in ("go.mod", "main.go"))).hexdigest()[:12]
+    assert realnode.programs_binary_name() == f"testbed-programs-{digest}"
+    script = BUILD_SCRIPT.read_text()
+    assert 'PROGRAMS_BINARY="testbed-programs-$(cd "$PROGRAMS_DIR" && cat go.mod main.go | sha256sum | cut -c1-12)"' in script
     shell = subprocess.run(
-        ["bash", "-c", 'cd "$0" && cat go.mod main.go | sha256sum | cut -c1-12', str(realnode.IMAGES_SOURCE_DIR)], capture_output=True, text=True, check=True
+        ["bash", "-c", 'cd "$0" && cat go.mod main.go | sha256sum | cut -c1-12', str(realnode.PROGRAMS_DIR)], capture_output=True, text=True, check=True
     )
     assert shell.stdout.strip() == digest

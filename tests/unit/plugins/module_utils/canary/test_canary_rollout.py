@@ -179,6 +179,31 @@ CASES = [
         {},
     ),
     (
+        # A real kubelet shows a container that exits right after it starts as Ready for a moment on every start.
+        "canary: ready, but for less than canary_ready_seconds",
+        ro.Desired(V2, canary_ready_seconds=5),
+        seen(daemonset(ann=annotations(ro.CANARY), updated=1), [pod("n1", H2, ready_for=1)] + old_pods(("n2", "n3", "n4"))),
+        ro.WAIT,
+        "Canary",
+        {},
+    ),
+    (
+        "canary: ready for canary_ready_seconds",
+        ro.Desired(V2, canary_ready_seconds=5),
+        seen(daemonset(ann=annotations(ro.CANARY), updated=1), [pod("n1", H2, ready_for=5)] + old_pods(("n2", "n3", "n4"))),
+        ro.PATCH,
+        "CanaryPassed",
+        {"phase": ro.FAST},
+    ),
+    (
+        "canary: minReadySeconds longer than canary_ready_seconds",
+        ro.Desired(V2, canary_ready_seconds=5),
+        seen(daemonset(ann=annotations(ro.CANARY), updated=1, min_ready=30), [pod("n1", H2, ready_for=10)] + old_pods(("n2", "n3", "n4"))),
+        ro.WAIT,
+        "Canary",
+        {},
+    ),
+    (
         "canary crash loop: halt keeps maxUnavailable 1",
         DESIRED,
         seen(daemonset(ann=annotations(ro.CANARY)), [pod("n1", H2, ready=False, restarts=3, waiting="CrashLoopBackOff")] + old_pods(("n2", "n3", "n4"))),

@@ -130,7 +130,7 @@ def test_catalog_image_on_base():
         open(os.path.join(d, "x.yaml"), "w").write("a: 1\n")
         img = build_catalog_image(d, base=FakeBase())
     inner = img.config["config"]
-    assert inner["Entrypoint"] == ["/bin/opm"] and inner["Cmd"] == ["serve", "/configs", "--cache-dir=/tmp/cache"]
+    assert inner["Entrypoint"] == ["/bin/opm"] and inner["Cmd"] == ["serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"]
     assert inner["User"] == "1001" and inner["Labels"] == {"base": "yes", CONFIGS_LABEL: "/configs"}
     assert img.config["rootfs"]["diff_ids"][0] == "sha256:" + "1" * 64 and len(img.config["history"]) == 2
     assert "created" not in img.config

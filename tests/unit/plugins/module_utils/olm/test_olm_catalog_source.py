@@ -148,3 +148,42 @@ def test_pruned_fields():
     assert cs.pruned_fields(requested, {"sourceType": "grpc", "image": "x"}) == ["spec.grpcPodConfig"]
     assert cs.pruned_fields(requested, requested) == []
     assert cs.pruned_fields(requested, None) == ["spec.sourceType", "spec.image", "spec.grpcPodConfig"]
+
+
+def _registry_pod(state, restarts=0, last_state=None):
+    status = {"name": "registry-server", "restartCount": restarts, "state": state}
+    if last_state:
+        status["lastState"] = last_state
+    return {"metadata": {"name": "images-98m55", "labels": {"olm.catalogSource": "images"}}, "status": {"containerStatuses": [status]}}
+
+
+# Registry pods as the testbed's real kubelet reported them.
+NO_ENTRYPOINT = _registry_pod(
+    {"waiting": {"reason": "CreateContainerError", "message": 'failed to generate container "f" spec: failed to generate spec: no command specified'}}
+)
+OPM_FATAL = 'level=fatal msg="integrity check failed: read existing cache digest: open /tmp/cache/pogreb.v1/digest: no such file or directory"'
+CRASHING = _registry_pod({"terminated": {"exitCode": 1, "reason": "Error", "message": OPM_FATAL}}, restarts=4)
+PULLING = _registry_pod({"waiting": {"reason": "ErrImagePull", "message": "not found"}})
+SERVING = _registry_pod({"running": {}})
+
+
+@pytest.mark.parametrize(
+    "pods, reason, fragments",
+    [
+        ([NO_ENTRYPOINT], "CreateContainerError", ["no command specified", "grpc_pod_config.extractContent", "{catalogDir: /configs}"]),
+        ([SERVING, CRASHING], "CrashLoopBackOff", ["exited with code 1 (Error)", "its last output: " + OPM_FATAL]),
+        ([PULLING], None, []),
+        ([SERVING], None, []),
+        ([], None, []),
+    ],
+    ids=["scratch image without extractContent", "opm exits at start", "first pull failure is retried", "serving", "no pod yet"],
+)
+def test_a_registry_pod_that_cannot_serve_is_named_with_its_reason(pods, reason, fragments):
+    problem = cs.registry_pod_problem(pods)
+    if reason is None:
+        assert problem is None
+        return
+    assert problem[0] == reason
+    for fragment in fragments:
+        assert fragment in problem[1]
+    assert "extractContent" not in problem[1] or reason == "CreateContainerError"

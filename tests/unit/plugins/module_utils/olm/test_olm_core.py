@@ -90,6 +90,21 @@ def pod(name, replicaset, waiting=None, restarts=0, pod_spec=None):
     }
 
 
+def unpack_pod(reason, message="failed to pull 127.0.0.1:5000/kube-demo-bundle-missing:v0.0.1: not found"):
+    """An unpack Job's pod as a real kubelet shows it: its `pull` init container cannot get the bundle image."""
+    return {
+        "metadata": {"name": "539e265c-abcde", "labels": {"operatorframework.io/bundle-unpack-ref": "539e265c", "job-name": "539e265c"}},
+        "spec": {},
+        "status": {
+            "initContainerStatuses": [
+                {"name": "util", "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                {"name": "pull", "restartCount": 0, "state": {"waiting": {"reason": reason, "message": message}}},
+            ],
+            "containerStatuses": [{"name": "extract", "restartCount": 0, "state": {"waiting": {"reason": "PodInitializing"}}}],
+        },
+    }
+
+
 MANUAL_V1 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.1", olm.MANUAL)
 MANUAL_V2 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.2", olm.MANUAL)
 MANUAL_ANY = olm.Desired("kube-demo", NS, "kube-demo", None, olm.MANUAL)
@@ -462,6 +477,30 @@ NEXT_STEP_CASES = [
         olm.FAIL,
         "CrashLoopBackOff",
         "p2",
+    ),
+    (
+        "a bundle image that cannot be pulled fails while OLM still unpacks",
+        MANUAL_V1,
+        observed(sub(conditions=[cond("BundleUnpacking", "True", "JobIncomplete", "unpack job not completed")]), pods=[unpack_pod("ImagePullBackOff")]),
+        olm.FAIL,
+        "ImagePullBackOff",
+        "bundle unpack pod 539e265c-abcde container pull is ImagePullBackOff (restarts: 0): failed to pull",
+    ),
+    (
+        "an unpack pod still pulling is waited on",
+        MANUAL_V1,
+        observed(sub(conditions=[cond("BundleUnpacking", "True", "JobIncomplete", "unpack job not completed")]), pods=[unpack_pod("ErrImagePull")]),
+        olm.WAIT,
+        None,
+        "",
+    ),
+    (
+        "OLM's BundleUnpackFailed carries the unpack pod's cause",
+        MANUAL_V1,
+        observed(sub(conditions=[cond("BundleUnpackFailed", "True", "BundleUnpackFailed", "DeadlineExceeded")]), pods=[unpack_pod("ImagePullBackOff")]),
+        olm.FAIL,
+        "BundleUnpackFailed",
+        "DeadlineExceeded; bundle unpack pod 539e265c-abcde container pull is ImagePullBackOff",
     ),
     (
         "other deployments' pods are not ours",

@@ -1,0 +1,56 @@
+"""olm_bundle_run's pod mode for real, on the testbed's real node: the catalog in ConfigMaps, a registry pod running
+the testbed's opm image, the CatalogSource pointing at the pod's IP, OLM installing from it; then bundle-upgrade
+(a new registry pod) and cleanup. kube-demo's bundles run the testbed's pause image as their operator, so the
+operator's pod really starts. Every pod of the namespace runs on the real node (its node selector)."""
+
+import pytest
+from kubernetes import client
+from lib.olm_bundles import write_runnable_bundle
+from lib.polling import poll_until
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
+
+pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("real-node-olm")]
+
+CATALOG = "kube-demo-catalog"
+
+
+def run(run_module, kubeconfig, namespace, opm_image, **args):
+    params = {"kubeconfig": kubeconfig, "namespace": namespace, "serve": "pod", "opm_image": opm_image, "wait_timeout": 240}
+    params.update(args)
+    return run_module("olm_bundle_run", params)
+
+
+def registry_pods(api, namespace):
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=core.selector(CATALOG)).items
+    return [p for p in pods if p.metadata.deletion_timestamp is None]
+
+
+def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, real_node_namespace, real_node, api, tmp_path):
+    ns, opm = real_node_namespace, real_node["images"]["opm"]
+    v1 = write_runnable_bundle(tmp_path / "0.0.1", "kube-demo", "0.0.1", real_node["images"])
+    v2 = write_runnable_bundle(tmp_path / "0.0.2", "kube-demo", "0.0.2", real_node["images"])
+
+    first = run(run_module, kubeconfig, ns, opm, bundle_dir=str(v1))
+    assert not first.get("failed"), first["msg"]
+    assert first["operation"] == "install" and first["installed_csv"] == "kube-demo.v0.0.1" and first["phase"] == "Succeeded"
+    pods = registry_pods(api, ns)
+    assert [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods] == [(first["registry_pod"], real_node["name"], "Running")]
+    assert first["catalog_source"]["spec"]["address"] == f"{pods[0].status.pod_ip}:50051"
+
+    upgraded = run(run_module, kubeconfig, ns, opm, bundle_dir=str(v2))
+    assert not upgraded.get("failed"), upgraded["msg"]
+    assert upgraded["operation"] == "upgrade" and upgraded["installed_csv"] == "kube-demo.v0.0.2"
+    assert upgraded["registry_pod"] != first["registry_pod"]
+    poll_until(
+        lambda: [p.metadata.name for p in registry_pods(api, ns)],
+        60,
+        0.5,
+        "the old registry pod to go",
+        until=lambda names: names == [upgraded["registry_pod"]],
+    )
+
+    removed = run(run_module, kubeconfig, ns, opm, state="absent", bundle_dir=str(v2))
+    assert not removed.get("failed"), removed["msg"]
+    assert removed["removed"]["catalog_source"] == CATALOG and removed["removed"]["csv"] == "kube-demo.v0.0.2"
+    poll_until(lambda: registry_pods(api, ns), 60, 0.5, "the registry pod to go with its CatalogSource", until=lambda left: not left)

@@ -1,3 +1,0 @@
-module kubeforge.io/testbed/images
-
-go 1.26

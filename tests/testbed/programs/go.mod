@@ -1,0 +1,3 @@
+module kubeforge.io/testbed/programs
+
+go 1.26
