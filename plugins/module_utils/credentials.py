@@ -23,7 +23,7 @@ def has_credentials(ref):
     at = ref.find("@")
     if at < 0:
         return False
-    head, tail = ref[:at], ref[at + 1:]
+    head, tail = ref[:at], ref[at + 1 :]
     if "://" in head or "/" in tail or "@" in tail:
         return True
     # ``user[:password]@registry[:port]`` without a path: no repository before the @, and no digest after it
@@ -35,11 +35,11 @@ def redact_reference(ref):
     characters the password holds) masked, a trailing digest kept, bounded in length."""
     name, digest = ref, ""
     at = ref.rfind("@")
-    if at >= 0 and _DIGEST_RE.match(ref[at + 1:]):
+    if at >= 0 and _DIGEST_RE.match(ref[at + 1 :]):
         name, digest = ref[:at], ref[at:]
     cut = name.rfind("@")
     if cut >= 0:
-        name = "<redacted>@" + name[cut + 1:]
+        name = "<redacted>@" + name[cut + 1 :]
     return excerpt(name + digest)
 
 
@@ -50,3 +50,32 @@ _USERINFO_TOKEN_RE = re.compile(r"(?i)((?:\w+://)?)\S*@(?=[A-Za-z0-9.-]+(?::[0-9
 def redact_userinfo(text):
     """``text`` with the user info of every reference or URL in it masked (``scheme://<redacted>@host/...``)."""
     return _USERINFO_TOKEN_RE.sub(r"\1<redacted>@", text)
+
+
+def userinfo_secrets(value):
+    """The secrets a string written as an image reference or URL carries in its user info: for
+    ``[scheme://]user:password@host/...`` the password and ``user:password``; nothing for a string without
+    credentials (see has_credentials) or with whitespace (not a reference)."""
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value) or not has_credentials(value):
+        return []
+    name = value
+    at = value.rfind("@")
+    if at >= 0 and _DIGEST_RE.match(value[at + 1 :]):
+        name = value[:at]
+    userinfo = name[: name.rfind("@")]
+    if "://" in userinfo:
+        userinfo = userinfo.split("://", 1)[1]
+    user, _sep, password = userinfo.partition(":")
+    return [secret for secret in (userinfo, password) if secret and secret != user]
+
+
+def strings_in(value):
+    """Every string leaf of a nested structure of dicts and lists (module parameters)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings_in(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from strings_in(item)

@@ -22,6 +22,7 @@ anything else (a bug)                       ``msg`` prefixed with the exception'
 Every failure also carries ``exception``: the traceback (shown by Ansible at ``-vvv``), whose last line holds the
 same bounded message. Messages are cut at :data:`MESSAGE_LIMIT` characters, so no input, however large, can make
 a huge result. Warnings a module collects are returned under ``warnings`` and passed to ``module.warn`` here.
+Passwords written into image references among the parameters are masked in every output, like no_log values.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,6 +33,7 @@ import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import strings_in, userinfo_secrets
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import (
     KubeforgeError,
     api_error_message,
@@ -80,6 +82,10 @@ def run_module(module, execute, requirements=()):
     Ansible's standard message. A ``warnings`` list in the result goes to ``module.warn``; a ``diff`` is dropped
     unless the module runs in diff mode. Warnings in the result of a failure go to ``module.warn`` as well.
     """
+    # A password written into an image reference is refused later, but Ansible would still show it in the task's
+    # invocation.module_args: masking it like a no_log value covers every output.
+    for text in strings_in(getattr(module, "params", None) or {}):
+        module.no_log_values.update(userinfo_secrets(text))
     for library, import_error in requirements:
         if import_error:
             module.fail_json(msg=missing_required_lib(library), exception=import_error)

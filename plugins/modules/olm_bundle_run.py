@@ -41,7 +41,7 @@ description:
   - With O(serve=address), the CatalogSource points at O(catalog_address), a gRPC registry that already serves the
     bundle (for example C(opm serve) on a catalog built with M(kubeforge.operators.catalog_render), or one in
     another cluster); for an upgrade it must serve the new bundle as a replacement of the installed one.
-  - O(state=absent) is C(operator-sdk cleanup) - the Subscription, (with O(remove_crds)) the custom resources and
+  - O(state=absent) is C(operator-sdk cleanup) - the Subscription, (with O(delete_crds_and_data)) the custom resources and
     CRDs of the operator, its CSV, the OperatorGroup if an install by this collection created it and nothing else
     uses it, then the CatalogSource and its ConfigMaps and registry pods. Objects this module did not create (a
     CatalogSource of the same name without its label, a Subscription from another catalog) are left alone, with a
@@ -125,12 +125,14 @@ options:
       - When the namespace already has an OperatorGroup, its targets must equal these.
     type: list
     elements: str
-  remove_crds:
+  delete_crds_and_data:
     description:
       - With O(state=absent), also delete every custom resource of the CSV's owned CRDs (waiting while the operator
         processes their finalizers) and then the CRDs. B(This deletes user data.)
+      - Named as in M(kubeforge.operators.olm_cluster_extension); the former name C(remove_crds) is an alias.
     type: bool
     default: false
+    aliases: [remove_crds]
   wait:
     description:
       - Wait until the CSV is C(Succeeded) (O(state=present)) or the CSV and the CatalogSource are gone
@@ -215,7 +217,7 @@ EXAMPLES = r"""
     state: absent
     package: memcached-operator
     namespace: memcached-dev
-    remove_crds: true
+    delete_crds_and_data: true
 """
 
 RETURN = r"""
@@ -337,7 +339,7 @@ def argspec():
         "image_pull_policy": {"type": "str", "choices": ["Always", "IfNotPresent", "Never"], "default": "IfNotPresent"},
         "security_context_config": {"type": "str", "choices": ["restricted", "legacy"], "default": "restricted"},
         "target_namespaces": {"type": "list", "elements": "str"},
-        "remove_crds": {"type": "bool", "default": False},
+        "delete_crds_and_data": {"type": "bool", "default": False, "aliases": ["remove_crds"]},
         "wait": {"type": "bool", "default": True},
         "wait_timeout": {"type": "int", "default": 600},
     }

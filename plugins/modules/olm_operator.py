@@ -62,12 +62,15 @@ options:
     type: str
   catalog:
     description:
-      - Name of the CatalogSource that provides the package. Required with O(state=present).
+      - Name of the CatalogSource that provides the package (the Subscription's C(source)). Required with
+        O(state=present).
     type: str
+    aliases: [source]
   catalog_namespace:
     description:
-      - Namespace of the CatalogSource. Defaults to O(namespace).
+      - Namespace of the CatalogSource (the Subscription's C(sourceNamespace)). Defaults to O(namespace).
     type: str
+    aliases: [source_namespace]
   subscription_name:
     description:
       - Name of the Subscription. Defaults to O(package).
@@ -76,18 +79,29 @@ options:
     description:
       - Version of the operator to install or upgrade to (the CSV's C(spec.version), for example V(0.0.2)).
       - For a new Subscription it becomes C(startingCSV) (the CSV name comes from the PackageManifest API, or
-        C(<package>.v<version>) when the cluster does not serve it). Requires O(approval=Manual).
+        C(<package>.v<version>) when the cluster does not serve it). Needs O(approval=Manual), the default
+        with a version; O(approval=Automatic) with a version is refused (OLM would upgrade past it on its own).
       - When an older version is installed, the module approves one InstallPlan at a time along the upgrade
         graph until this version is installed. It fails when the next step would go past this version, and when
         a newer version is already installed (OLM does not downgrade).
       - Without it, the module installs what OLM resolves and, with O(approval=Manual), approves no upgrades.
+      - Mutually exclusive with O(starting_csv).
+    type: str
+  starting_csv:
+    description:
+      - The CSV to install or upgrade to, by name (the Subscription's C(startingCSV), for example
+        V(kube-demo.v0.0.2)), as an alternative to O(version) for those used to OLM's field or to
+        C(redhatci.ocp)'s roles.
+      - The module looks the name up in the channel's entries (the PackageManifest API) and then behaves exactly as
+        with O(version) set to that CSV's version; a name the channel does not list is refused, naming the ones
+        it does. Mutually exclusive with O(version).
     type: str
   approval:
     description:
       - The Subscription's C(installPlanApproval).
       - With V(Manual), OLM waits for approval of every InstallPlan; the module approves the ones that install
         this operator (first install, and upgrades up to O(version)) after checking their content.
-      - Defaults to V(Manual) when O(version) is set, else V(Automatic).
+      - Defaults to V(Manual) when O(version) or O(starting_csv) is set, else V(Automatic).
     type: str
     choices: [Automatic, Manual]
   target_namespaces:
@@ -113,9 +127,11 @@ options:
     description:
       - Whether an InstallPlan may also install the dependencies OLM resolved for this operator (CSVs that come
         with a new Subscription in the same plan). With V(false) such a plan is left unapproved.
+      - V(false) needs O(approval=Manual) (given, or implied by O(version)): with V(Automatic) OLM approves every
+        plan itself, so the module refuses that combination.
     type: bool
     default: true
-  remove_crds:
+  delete_crds_and_data:
     description:
       - With O(state=absent), also delete every custom resource of the operator's owned CRDs (in all namespaces,
         waiting while the operator processes their finalizers) and then the CRDs themselves.
@@ -123,8 +139,10 @@ options:
         (labelled C(olm.owner=<csv>)) are deleted too, once no namespace runs that CSV any more; an OLM v1
         ClusterExtension installing the same operator needs them gone.
       - B(This deletes user data.) OLM itself never deletes CRDs.
+      - Named as in M(kubeforge.operators.olm_cluster_extension); the former name C(remove_crds) is an alias.
     type: bool
     default: false
+    aliases: [remove_crds]
   wait:
     description:
       - Wait until the operator's CSV is C(Succeeded) (or, for O(state=absent), until the CSV is gone).
@@ -186,7 +204,7 @@ EXAMPLES = r"""
     state: absent
     package: kube-demo
     namespace: kube-demo
-    remove_crds: true
+    delete_crds_and_data: true
 """
 
 RETURN = r"""
@@ -260,16 +278,17 @@ def argspec():
         "package": {"type": "str", "required": True},
         "namespace": {"type": "str", "required": True},
         "channel": {"type": "str"},
-        "catalog": {"type": "str"},
-        "catalog_namespace": {"type": "str"},
+        "catalog": {"type": "str", "aliases": ["source"]},
+        "catalog_namespace": {"type": "str", "aliases": ["source_namespace"]},
         "subscription_name": {"type": "str"},
         "version": {"type": "str"},
+        "starting_csv": {"type": "str"},
         "approval": {"type": "str", "choices": ["Automatic", "Manual"]},
         "target_namespaces": {"type": "list", "elements": "str"},
         "operator_group_name": {"type": "str"},
         "config": {"type": "dict"},
         "approve_dependencies": {"type": "bool", "default": True},
-        "remove_crds": {"type": "bool", "default": False},
+        "delete_crds_and_data": {"type": "bool", "default": False, "aliases": ["remove_crds"]},
         "wait": {"type": "bool", "default": True},
         "wait_timeout": {"type": "int", "default": 600},
     }
@@ -278,7 +297,7 @@ def argspec():
 def execute(module):
     params = dict(module.params)
     if not params.get("approval"):
-        params["approval"] = "Manual" if params.get("version") else "Automatic"
+        params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
     cluster = Cluster(module.client)
     if params["state"] == "absent":
         return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
@@ -290,6 +309,7 @@ def main():
         argument_spec=argspec(),
         wait=True,
         required_if=[("state", "present", ("catalog",))],
+        mutually_exclusive=[("version", "starting_csv")],
         supports_check_mode=True,
     )
     module.run(execute)

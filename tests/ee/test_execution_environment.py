@@ -30,6 +30,12 @@ def test_definition_is_ansible_builder_v3_with_pinned_core_and_runner():
     dev = (ROOT / "requirements-dev.txt").read_text()
     assert deps["ansible_core"]["package_pip"] in dev.splitlines()  # the ansible-core the collection is tested with
     assert deps["ansible_runner"]["package_pip"].startswith("ansible-runner==")
+    # a maintained distribution base (not the builder-era quay.io/ansible/python-base), its Python from the distro
+    assert definition["images"]["base_image"]["name"] == "quay.io/centos/centos:stream9"
+    assert deps["python_interpreter"] == {"package_system": "python3.11", "python_path": "/usr/bin/python3.11"}
+    galaxy = yaml.safe_load((ROOT / "galaxy.yml").read_text())
+    core = next(c for c in deps["galaxy"]["collections"] if c["name"] == "kubernetes.core")
+    assert core["version"] == galaxy["dependencies"]["kubernetes.core"]
 
 
 def test_context_installs_the_built_collection_and_kubernetes_core(context):
@@ -43,6 +49,7 @@ def test_context_installs_the_built_collection_and_kubernetes_core(context):
     dockerfile = (context / "Dockerfile").read_text()
     assert "COPY _build /build" in dockerfile and "ansible-galaxy collection install" in dockerfile
     assert "ansible-core==2.19" in dockerfile and "introspect.py introspect" in dockerfile
+    assert 'ARG EE_BASE_IMAGE="quay.io/centos/centos:stream9"' in dockerfile
 
 
 def test_introspection_collects_the_collections_dependencies(context, tmp_path):

@@ -44,6 +44,7 @@ class FakeModule:
         self.client = client
         self.resources = dict(resources or {})
         self.warnings = []
+        self.no_log_values = set()
         self.required = []
         self.exited = None
         self.failed = None

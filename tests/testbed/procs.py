@@ -116,7 +116,8 @@ def launch_spec(record: dict) -> tuple[list[str], dict[str, str], tuple]:
 
 
 def stop(record: dict, timeout: float = 15.0) -> None:
-    """SIGTERM the process group of a record, then SIGKILL what is left after `timeout`."""
+    """SIGTERM the process group of a record, then SIGKILL what is left after `timeout`; returns once no process of
+    the group runs any more."""
     pid = record["pid"]
     if not alive(pid, record.get("binary")):
         return
@@ -132,9 +133,25 @@ def stop(record: dict, timeout: float = 15.0) -> None:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
-            if not alive(pid):
+            if not alive(pid) and not group_members(pid):
                 return
             time.sleep(0.1)
+
+
+def group_members(pgid: int) -> list[int]:
+    """The pids of process group `pgid` that still run (zombies left out): a child may outlive its leader briefly."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
 
 
 def tail(path: str, lines: int = 30) -> str:

@@ -49,6 +49,11 @@ class KubeforgeModule(AnsibleK8SModule):
         return self._client
 
     @property
+    def no_log_values(self):
+        """The wrapped AnsibleModule's set of values masked in every output."""
+        return self._module.no_log_values
+
+    @property
     def dry_run(self):
         """True when mutating calls are sent with ``dryRun=All`` (check mode)."""
         return bool(self.server_side_dry_run)

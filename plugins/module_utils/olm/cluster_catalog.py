@@ -8,7 +8,8 @@ catalogd (operator-controller ``internal/catalogd/controllers/core/clustercatalo
 conditions, each with ``observedGeneration``:
 
 - ``Progressing``: ``True/Succeeded`` after an unpack, ``True/Retrying`` with the error on a transient failure (an
-  image that cannot be pulled is one: catalogd keeps retrying), ``False/Blocked`` on a terminal one;
+  image that cannot be pulled is one: catalogd keeps retrying, also for a tag that does not exist, which the
+  verdict treats as final), ``False/Blocked`` on a terminal one;
 - ``Serving``: ``True/Available`` with ``status.resolvedSource.image.ref`` (the digest) and ``status.urls.base`` once
   the content is served, ``False/Unavailable``, or ``False/UserSpecifiedUnavailable`` with
   ``spec.availabilityMode: Unavailable``.
@@ -17,6 +18,8 @@ conditions, each with ``observedGeneration``:
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import InvalidReferenceError
@@ -97,15 +100,23 @@ def describe(obj):
     return describe_conditions(obj, ("Progressing", "Serving"))
 
 
+# Retrying messages of an image pull that no retry fixes while a module waits (the registry's own error codes, as
+# containers/image words them): the tag or repository does not exist, or the registry refuses catalogd's credentials.
+PERMANENT_PULL_ERRORS = re.compile(r"manifest unknown|name unknown|unauthorized|authentication required|requested access to the resource is denied")
+
+
 def cluster_catalog_verdict(obj):
     """``(verdict, message)``: ``ready`` once catalogd has handled the current generation and serves it (or, with
     ``availabilityMode: Unavailable``, reports it unavailable as asked); ``failed`` on ``Progressing=False``
-    (a terminal error); else ``waiting`` (including ``Retrying``, whose message is returned)."""
+    (a terminal error) or a ``Retrying`` pull error in PERMANENT_PULL_ERRORS; else ``waiting`` (including other
+    ``Retrying`` errors, whose message is returned)."""
     if obj is None:
         return VERDICT_WAITING, "the ClusterCatalog does not exist"
     progressing = condition(obj, "Progressing")
     serving = condition(obj, "Serving")
     if condition_current(progressing, obj) and progressing.get("status") == "False":
+        return VERDICT_FAILED, describe(obj)
+    if condition_current(progressing, obj) and progressing.get("reason") == "Retrying" and PERMANENT_PULL_ERRORS.search(progressing.get("message") or ""):
         return VERDICT_FAILED, describe(obj)
     if not condition_current(progressing, obj) or progressing.get("reason") != "Succeeded":
         return VERDICT_WAITING, describe(obj)

@@ -47,6 +47,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     status,
     unpack_problem,
     workload_problem,
+    workload_restarting,
 )
 
 AUTOMATIC = "Automatic"
@@ -201,7 +202,15 @@ def next_step(desired, observed):
     # Done comes first: a stale condition or a catalog hiccup does not undo a Succeeded install. The current CSV
     # counts as soon as it succeeds: OLM may name it installedCSV seconds later.
     for name in (current_name, installed_name):
-        if name and reached(desired, sub, observed.csvs.get(name)):
+        csv = observed.csvs.get(name) if name else None
+        if reached(desired, sub, csv):
+            # OLM says Succeeded as soon as each Deployment is available, also between the restarts of a crash loop.
+            problem = workload_problem(csv, observed.replicasets, observed.pods, spec(sub).get("config"))
+            if problem and problem.reason == "CrashLoopBackOff":
+                return Action(FAIL, f"{_csv_progress(name, csv)}; {problem.message}", problem.reason or problem.name)
+            restarting = workload_restarting(csv, observed.replicasets, observed.pods, observed.now)
+            if restarting:
+                return Action(WAIT, f"{name} is Succeeded; {restarting}")
             unfinished = _unfinished_plan_csvs(observed, (st.get("installPlanRef") or {}).get("name"), name)
             if not unfinished:
                 return Action(DONE, f"{name} is Succeeded", target=name)

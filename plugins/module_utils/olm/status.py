@@ -319,6 +319,41 @@ def carries_config(pod, config):
     return _contains(metadata(pod).get("annotations") or {}, config.get("annotations") or {})
 
 
+# A container that restarted counts as running steadily only after this long (a Deployment's pod is Ready, and so
+# OLM's CSV Succeeded, the moment its container starts, also between the restarts of a crash loop).
+STEADY_SECONDS = 10
+
+
+def _restarting_container(pod, now):
+    """The first container of ``pod`` that ran and is not running steadily now (exited, back-off, or started again
+    less than STEADY_SECONDS ago), with what it does; (None, None) if there is none. A container still being
+    created or a pod not scheduled yet is not restarting (a CSV that succeeded with fewer pods stays done)."""
+    for container in status(pod).get("containerStatuses") or []:
+        state = container.get("state") or {}
+        restarts = container.get("restartCount") or 0
+        terminated = state.get("terminated")
+        if terminated:
+            return container, f"exited with code {terminated.get('exitCode')} ({terminated.get('reason') or 'Error'})"
+        if restarts and state.get("waiting"):
+            return container, f"is {state['waiting'].get('reason') or 'waiting'}"
+        started = parse_time((state.get("running") or {}).get("startedAt"))
+        if restarts and now is not None and started is not None and now - started < STEADY_SECONDS:
+            return container, f"restarted {int(now - started)} s ago"
+    return None, None
+
+
+def workload_restarting(csv, replicasets, pods, now):
+    """A message naming the first pod of ``csv``'s Deployments (their newest revision) whose container is restarting
+    (see _restarting_container); None if each one runs steadily."""
+    set_names = {name_of(rs) for rs in newest_replicasets(replicasets, set(csv_deployment_names(csv)))}
+    for pod in pods:
+        if owned_by(pod, "ReplicaSet", set_names):
+            container, doing = _restarting_container(pod, now)
+            if container is not None:
+                return f"pod {name_of(pod)} container {container.get('name')} {doing} (restarts: {container.get('restartCount') or 0})"
+    return None
+
+
 def workload_problem(csv, replicasets, pods, config=None):
     """The first ReplicaSet or pod problem among the workloads of ``csv``'s Deployments (their newest revision), as a
     ``Problem``; with a Subscription ``config``, only among the pods that carry it (see carries_config)."""

@@ -333,7 +333,7 @@ def absent(module):
     sub = find_subscription(cluster, ns, package)
     removed = {}
     if (sub is not None and _from_catalog(sub, catalog, ns)) or (sub is None and ours):
-        params = {"namespace": ns, "package": package, "subscription_name": name_of(sub) if sub else package, "remove_crds": p["remove_crds"]}
+        params = {"namespace": ns, "package": package, "subscription_name": name_of(sub) if sub else package, "delete_crds_and_data": p["delete_crds_and_data"]}
         removed.update(uninstall(cluster, params, module.check_mode, p["wait"], p["wait_timeout"])["removed"])
     elif sub is not None:
         warnings.append(

@@ -232,7 +232,7 @@ def check_owners(cluster, params, bundles):
                 conflicts.append(f"{key[0]} {key[1]} (managed by {owner})")
     if conflicts:
         raise ExtensionError(f"objects the bundle installs exist already and belong to someone else: {', '.join(conflicts)}. OLM v1 cannot take "
-                             "them over: uninstall what manages them first (for OLM v0, olm_operator with state=absent and remove_crds=true)")
+                             "them over: uninstall what manages them first (for OLM v0, olm_operator with state=absent and delete_crds_and_data=true)")
 
 
 def _foreign(cluster, obj):

@@ -280,8 +280,14 @@ def install(cluster, params, check_mode, wait, timeout):
     catalog, catalog_ns = params["catalog"], params.get("catalog_namespace") or ns
     version = params.get("version")
     approval = params.get("approval") or olm.AUTOMATIC
-    if version and approval == olm.AUTOMATIC:
-        raise OperatorError("version pins the operator, which needs approval=Manual: with Automatic approval OLM upgrades to the head of the channel")
+    by_csv_name = params.get("starting_csv") if not version else None
+    if (version or by_csv_name) and approval == olm.AUTOMATIC:
+        pin = "version" if version else "starting_csv"
+        raise OperatorError(f"{pin} pins the operator, which needs approval=Manual: with Automatic approval OLM upgrades to the head of the channel")
+    if not params.get("approve_dependencies", True) and approval == olm.AUTOMATIC:
+        raise OperatorError(
+            "approve_dependencies=false needs approval=Manual: with Automatic approval OLM approves every InstallPlan itself, dependencies included"
+        )
     desired = olm.Desired(package, ns, sub_name, version, approval, params.get("approve_dependencies", True))
     started = time.monotonic()
 
@@ -290,18 +296,22 @@ def install(cluster, params, check_mode, wait, timeout):
         raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(existing).get('name')}, not {package}")
     wanted = olm.subscription_spec(dict(params, catalog=catalog, catalog_namespace=catalog_ns, approval=approval))
     installed = installed_csv(cluster, existing)
-    if existing is not None and not olm.subscription_changes(existing, wanted) and olm.reached(desired, existing, installed):
+    settled = olm.reached(desired, existing, installed) and (not by_csv_name or name_of(installed) == by_csv_name)
+    if existing is not None and not olm.subscription_changes(existing, wanted) and settled:
         return _result(False, existing, installed, [], {}, started)
 
     # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
     known_modes = params.get("install_modes")
     manifest, warnings = None, []
-    if (existing is None or version) and not (params.get("starting_csv") and known_modes is not None):
+    if (existing is None or version or by_csv_name) and not (params.get("starting_csv") and known_modes is not None):
         reader = CatalogReader(cluster.client, ns)
         manifest = reader.package_manifest(package, catalog, catalog_ns)
         warnings = reader.warnings
     channel = params.get("channel") or spec(existing).get("channel")
     desired = desired._replace(versions=olm.channel_versions(manifest, channel))
+    if by_csv_name:
+        version = _version_of_csv(desired.versions, by_csv_name, package, channel, manifest, warnings)
+        desired = desired._replace(version=version)
     if version and existing is None:
         try:
             wanted["startingCSV"] = params.get("starting_csv") or olm.csv_for_version(manifest, params.get("channel"), package, version)
@@ -349,6 +359,24 @@ def install(cluster, params, check_mode, wait, timeout):
     sub = observed.subscription
     installed = observed.csvs.get(done_csv)
     return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed, warnings=warnings)
+
+
+def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
+    """The version of ``csv_name`` in the channel's entries ({CSV name: version}); an error naming the entries when
+    the channel does not list it. When the catalog cannot be asked (no PackageManifest yet, or none served), the
+    version of a conventional name ``<package>.v<version>`` (OLM's resolution then checks it), else an error."""
+    if manifest is None:
+        prefix = f"{package}.v"
+        if csv_name.startswith(prefix) and len(csv_name) > len(prefix):
+            warnings.append(f"starting_csv {csv_name}: the catalog's PackageManifest cannot be read; version taken from the name")
+            return csv_name[len(prefix) :]
+        raise OperatorError(
+            f"starting_csv {csv_name}: the PackageManifest of {package} cannot be read and the name is not {prefix}<version>; set version instead"
+        )
+    if csv_name not in versions or not versions[csv_name]:
+        listed = ", ".join(sorted(versions)) or "none"
+        raise OperatorError(f"starting_csv {csv_name} is not in channel {channel or 'default'} of package {package} (CSVs: {listed})")
+    return versions[csv_name]
 
 
 def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=()):
@@ -411,7 +439,7 @@ def uninstall(cluster, params, check_mode, wait, timeout):
         # The garbage collector would remove them later; a plan still executing could re-create the CSV meanwhile.
         for plan in olm.plans_of_subscription_only(cluster.list("InstallPlan", ns), sub):
             delete_object(cluster.client, cluster.resource("InstallPlan"), name_of(plan), ns)
-    if params.get("remove_crds") and csvs:
+    if params.get("delete_crds_and_data") and csvs:
         removed.update(_remove_operands_and_crds(cluster, csvs[0], wait, deadline))
     for csv in csvs:
         delete_object(cluster.client, cluster.resource("ClusterServiceVersion"), name_of(csv), ns)
@@ -420,7 +448,7 @@ def uninstall(cluster, params, check_mode, wait, timeout):
     if wait:
         for csv in csvs:
             _wait_gone(cluster, "ClusterServiceVersion", V1ALPHA1, name_of(csv), ns, deadline, cluster.resource("ClusterServiceVersion"))
-        if params.get("remove_crds"):
+        if params.get("delete_crds_and_data"):
             leftovers = _remove_cluster_leftovers(cluster, [name_of(c) for c in csvs])
             if leftovers:
                 removed["cluster_objects"] = leftovers

@@ -98,6 +98,27 @@ def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, cust
     assert downgrade["failed"] and "does not downgrade" in downgrade["msg"], downgrade
 
 
+def test_starting_csv_and_source_name_the_fields_as_olm_does(run_module, kubeconfig, catalog_ns, custom):
+    """starting_csv (a CSV name, looked up in the channel) pins like version; source is catalog's alias."""
+    ns = catalog_ns
+    params = dict(kubeconfig=kubeconfig, namespace=ns, package="kube-demo", source=CATALOG, channel="stable", wait_timeout=180)
+    installed = run_module("olm_operator", dict(params, starting_csv="kube-demo.v0.0.1"))
+    ok(installed)
+    assert installed["installed_csv"] == "kube-demo.v0.0.1" and installed["version"] == "0.0.1"
+    sub = custom.get_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")["spec"]
+    assert (sub["startingCSV"], sub["installPlanApproval"], sub["source"]) == ("kube-demo.v0.0.1", "Manual", CATALOG), sub
+    assert run_module("olm_operator", dict(params, starting_csv="kube-demo.v0.0.1"))["changed"] is False
+
+    # Once the catalog is served (it is: the install resolved from it), a name the channel does not list is refused.
+    unknown = run_module("olm_operator", dict(params, starting_csv="kube-demo.v9.9.9"))
+    assert unknown.get("failed") and "starting_csv kube-demo.v9.9.9 is not in channel stable of package kube-demo" in unknown["msg"], unknown
+    assert "kube-demo.v0.0.2" in unknown["msg"], unknown["msg"]
+
+    upgraded = run_module("olm_operator", dict(params, starting_csv="kube-demo.v0.0.2"))
+    ok(upgraded)
+    assert upgraded["changed"] is True and upgraded["installed_csv"] == "kube-demo.v0.0.2"
+
+
 def test_uninstall_leaves_nothing_it_created(run_module, kubeconfig, catalog_ns, custom, api):
     ns = catalog_ns
     installed = operator(run_module, kubeconfig, ns, version="0.0.1")
@@ -249,6 +270,7 @@ def test_remove_crds_deletes_operands_then_crds(run_module, kubeconfig, catalog_
     kept = operator(run_module, kubeconfig, ns, package="kube-demo-addon", state="absent", check_mode=True)
     assert "crds" not in kept["removed"], kept
 
+    # remove_crds: the former name of delete_crds_and_data, kept as an alias.
     removed = operator(run_module, kubeconfig, ns, package="kube-demo-addon", state="absent", remove_crds=True)
     ok(removed)
     assert removed["removed"]["operands"] == [f"KubeDemoAddon/{ns}/mine"]

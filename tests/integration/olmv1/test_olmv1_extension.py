@@ -91,6 +91,20 @@ def test_cluster_catalog_served_idempotent_and_digest_poll_refused(v1_catalog, o
     assert refused.get("failed") and "cannot be used with the digest reference" in refused["msg"], refused
 
 
+def test_a_catalog_image_that_does_not_exist_fails_fast_with_catalogds_error(v1_catalog, run_module, kubeconfig):
+    """catalogd keeps Retrying a tag the registry does not have; the module stops at once with its error."""
+    missing = v1_catalog["image"].rsplit(":", 1)[0] + ":v9-never-pushed"
+    args = dict(name="kubeforge-missing-tag", image=missing, wait=True, wait_timeout=240, kubeconfig=kubeconfig)
+    try:
+        result = run_module("olm_cluster_catalog", args)
+        assert result.get("failed") and "manifest unknown" in result["msg"], result
+        assert result["msg"].startswith("catalogd cannot serve ClusterCatalog kubeforge-missing-tag: Progressing=True/Retrying"), result["msg"]
+        assert result["duration"] < 60, result
+    finally:
+        removed = run_module("olm_cluster_catalog", dict(args, state="absent"))
+        assert not removed.get("failed"), removed
+
+
 def test_install_upgrade_pin_downgrade_and_uninstall(v1_catalog, run_module, api, kubeconfig):
     name, namespace = "kf-v1demo", "kf-v1demo"
     base = dict(

@@ -17,11 +17,13 @@ def test_stop_kills_the_whole_process_group(tmp_path):
     child = poll_until(child_pid, 5, 0.05, "the child's pid in the log", until=lambda pid: pid is not None)
     assert child and procs.alive(child)
     assert procs.alive(record["pid"], record["binary"])
+    assert sorted(procs.group_members(record["pid"])) == sorted([record["pid"], child])
 
     procs.stop(record, timeout=5)
 
     assert not procs.alive(record["pid"])
     assert not procs.alive(child)
+    assert procs.group_members(record["pid"]) == []
 
 
 def test_alive_rejects_a_recycled_pid_running_another_binary(tmp_path):

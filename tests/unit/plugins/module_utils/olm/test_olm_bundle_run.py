@@ -422,7 +422,7 @@ def module(**params):
         "image_pull_policy": "IfNotPresent",
         "security_context_config": "restricted",
         "target_namespaces": None,
-        "remove_crds": False,
+        "delete_crds_and_data": False,
         "wait": True,
         "wait_timeout": 60,
     }

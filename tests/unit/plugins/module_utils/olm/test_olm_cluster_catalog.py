@@ -87,3 +87,29 @@ def test_verdict_message_carries_catalogd_conditions_and_status_fields():
     assert cc.resolved_ref(served).endswith(DIGEST)
     assert cc.base_url(served) == "https://127.0.0.1:1/catalogs/c"
     assert cc.describe({"metadata": {}}) == "no status yet"
+
+
+def retrying(message):
+    obj = catalog(progressing=("True", "Retrying", 2), serving=None, ref=None)
+    obj["status"]["conditions"][0]["message"] = message
+    return obj
+
+
+@pytest.mark.parametrize(
+    "message, verdict",
+    [
+        ("source catalog content: error fetching image: reading manifest v9 in 127.0.0.1:5000/c: manifest unknown", cc.VERDICT_FAILED),
+        ("reading manifest v1 in 127.0.0.1:5000/nope: name unknown: repository name not known to registry", cc.VERDICT_FAILED),
+        ("reading manifest v1 in r.example.com/c: unauthorized: authentication required", cc.VERDICT_FAILED),
+        ("reading manifest v1 in r.example.com/c: requested access to the resource is denied", cc.VERDICT_FAILED),
+        # network and server trouble may pass: catalogd retries, the module waits
+        ("pinging container registry 127.0.0.1:5000: connect: connection refused", cc.VERDICT_WAITING),
+        ("reading manifest v1 in r.example.com/c: received unexpected HTTP status: 503 Service Unavailable", cc.VERDICT_WAITING),
+    ],
+)
+def test_a_pull_error_no_retry_fixes_fails_fast(message, verdict):
+    obj = retrying(message)
+    assert cc.cluster_catalog_verdict(obj) == (verdict, f"Progressing=True/Retrying: {message}")
+    stale = retrying(message)
+    stale["status"]["conditions"][0]["observedGeneration"] = 1  # about the previous image
+    assert cc.cluster_catalog_verdict(stale)[0] == cc.VERDICT_WAITING

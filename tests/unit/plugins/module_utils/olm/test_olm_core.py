@@ -870,3 +870,40 @@ def _without(path, key):
 )
 def test_a_pod_carries_the_subscription_config_as_olm_injects_it(pod_object, carries):
     assert st.carries_config(pod_object, CONFIG) is carries
+
+
+def container_in(state, restarts):
+    pod = real_kubelet_crash_loop_pod()
+    pod["status"]["containerStatuses"][0].update({"restartCount": restarts, "state": state})
+    return pod
+
+
+NOW = 1_800_000_000.0
+STARTED = {"running": {"startedAt": "2027-01-15T08:00:00Z"}}  # NOW - 0 s
+EXITED = {"terminated": {"exitCode": 1, "reason": "Error"}}
+
+
+STEADY_CASES = [
+    ("first exit, never restarted", container_in(EXITED, 0), olm.WAIT, "exited with code 1 (Error) (restarts: 0)"),
+    ("back-off after one restart", container_in({"waiting": {"reason": "CrashLoopBackOff"}}, 1), olm.WAIT, "is CrashLoopBackOff (restarts: 1)"),
+    ("running again a moment after a restart", container_in(STARTED, 2), olm.WAIT, "restarted 0 s ago (restarts: 2)"),
+    ("a crash loop", container_in(EXITED, 3), olm.FAIL, "exited with code 1 (Error), restarted with back-off"),
+    ("running since the start", container_in(STARTED, 0), olm.DONE, V1),
+    ("still being created", container_in({"waiting": {"reason": "ContainerCreating"}}, 0), olm.DONE, V1),
+]
+
+
+@pytest.mark.parametrize("crash_pod, kind, text", [c[1:] for c in STEADY_CASES], ids=[c[0] for c in STEADY_CASES])
+def test_a_succeeded_csv_is_done_only_while_its_pods_run_steadily(crash_pod, kind, text):
+    """OLM says Succeeded as soon as the Deployment is available, which a crash-looping pod is between restarts."""
+    seen = observed(
+        sub(current=V1, installed=V1),
+        csvs=[csv(V1, "0.0.1")],
+        replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager")],
+        pods=[crash_pod],
+    )
+    action = olm.next_step(MANUAL_V1, seen._replace(now=NOW))
+    assert action.kind == kind, action
+    assert text in (action.target if kind == olm.DONE else action.message), action
+    if kind == olm.FAIL:
+        assert action.reason == "CrashLoopBackOff" and "ClusterServiceVersion kube-demo.v0.0.1 phase Succeeded" in action.message

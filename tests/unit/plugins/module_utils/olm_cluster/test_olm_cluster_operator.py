@@ -3,6 +3,8 @@ resolution that failed before the catalog was served)."""
 
 import time
 
+import pytest
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import operator as glue
 
@@ -35,3 +37,18 @@ def test_ready_after_this_run_saw_it_not_ready_counts_from_then():
 
 def test_an_unreadable_catalog_counts_as_ready_long_ago():
     assert glue.catalog_ready_since({"catalog": None}, "cat", {}) == 0.0
+
+
+@pytest.mark.parametrize(
+    "options, text",
+    [
+        ({"version": "0.0.2", "approval": "Automatic"}, "version pins the operator, which needs approval=Manual"),
+        ({"starting_csv": "kube-demo.v0.0.2", "approval": "Automatic"}, "starting_csv pins the operator, which needs approval=Manual"),
+        ({"approve_dependencies": False, "approval": "Automatic"}, "approve_dependencies=false needs approval=Manual"),
+    ],
+)
+def test_options_that_would_have_no_effect_are_refused_before_any_request(options, text):
+    """OLM approves every InstallPlan itself under Automatic approval: neither a pin nor a dependency veto holds."""
+    params = dict({"namespace": "demo", "package": "kube-demo", "catalog": "cat"}, **options)
+    with pytest.raises(glue.OperatorError, match=text):
+        glue.install(None, params, check_mode=False, wait=True, timeout=10)
