@@ -79,3 +79,49 @@ def strings_in(value):
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from strings_in(item)
+
+
+# Keys under a kubeconfig's users[].user whose values are secrets (static tokens, basic auth, client keys, the
+# auth-provider plugins' tokens and client secrets); exec plugins' env values are treated as secrets too.
+_KUBECONFIG_SECRET_KEY_RE = re.compile(r"token|password|secret|key-data|credential", re.I)
+
+
+def kubeconfig_secrets(kubeconfig):
+    """The secret strings of a kubeconfig given as a dict (what must be masked); its other values (cluster names,
+    server URLs, CA data, ``v1``) are not secret."""
+    secrets = []
+
+    def walk(value, secret):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, secret or bool(_KUBECONFIG_SECRET_KEY_RE.search(str(key))))
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, secret)
+        elif secret and isinstance(value, str) and value:
+            secrets.append(value)
+
+    for entry in (kubeconfig or {}).get("users") or []:
+        user = entry.get("user") if isinstance(entry, dict) else None
+        if isinstance(user, dict):
+            walk(user, False)
+            exec_env = (user.get("exec") or {}).get("env") if isinstance(user.get("exec"), dict) else None
+            for env in exec_env or []:
+                if isinstance(env, dict) and isinstance(env.get("value"), str) and env["value"]:
+                    secrets.append(env["value"])
+    return secrets
+
+
+def scalar_leaves(value):
+    """The leaves of a nested structure as Ansible's no_log masking sees them: strings, and numbers and booleans as
+    their text."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from scalar_leaves(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from scalar_leaves(item)
+    elif isinstance(value, str):
+        yield value
+    elif isinstance(value, (bool, int, float)):
+        yield str(value)

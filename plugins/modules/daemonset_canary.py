@@ -43,7 +43,7 @@ options:
   template:
     description:
       - The complete new pod template (C(spec.template)).
-      - Mutually exclusive with O(images); one of them is required.
+      - Mutually exclusive with O(images). One of the two is required, unless O(undo=true).
     type: dict
   images:
     description:
@@ -111,6 +111,17 @@ options:
         runs a pod of the DaemonSet.
       - Mutually exclusive with O(canary_nodes).
     type: str
+  undo:
+    description:
+      - Undo the canary rollout in progress, paused or halted - C(kubectl rollout undo) for it. The module applies the
+        template of the previous ControllerRevision again (with C(maxUnavailable=1)), waits until every node runs it,
+        restores the original C(updateStrategy) and removes the rollout's annotations, so the DaemonSet is as it was
+        before the rollout started and a later run of either template starts afresh. The run succeeds (RV(phase=done)).
+      - After a rollout that O(on_failure=rollback) rolled back (RV(phase=rolledback)), it only removes the record of
+        the failed template (which otherwise refuses that template until it changes).
+      - Without a rollout in progress it changes nothing. O(template) and O(images) are refused with it.
+    type: bool
+    default: false
   pause_after_canary:
     description:
       - Stop once the canary passed (C(updateStrategy=OnDelete) meanwhile, RV(phase=paused)); a later run with
@@ -217,13 +228,20 @@ EXAMPLES = r"""
   until: step.phase == "done"
   retries: 60
   delay: 5
+
+- name: Undo a halted (or paused, or running) canary rollout - the previous revision everywhere again
+  kubeforge.operators.daemonset_canary:
+    name: node-agent
+    namespace: kube-system
+    undo: true
 """
 
 RETURN = r"""
 phase:
   description:
-    - Where the rollout stands after the run. V(done) (every node runs the template, strategy restored),
-      V(canary), V(fast) (in progress, with O(wait=false)), V(paused), V(halted) or V(rolledback).
+    - Where the rollout stands after the run. V(done) (every node runs the template, strategy restored; after
+      O(undo=true), the previous revision runs again and no rollout annotation is left), V(canary), V(fast),
+      V(rollingback) (in progress, with O(wait=false)), V(paused), V(halted) or V(rolledback).
   returned: always
   type: str
   sample: done
@@ -325,6 +343,7 @@ def argspec():
         "canary_nodes": {"type": "list", "elements": "str"},
         "canary_node_selector": {"type": "str"},
         "pause_after_canary": {"type": "bool", "default": False},
+        "undo": {"type": "bool", "default": False},
         "wait": {"type": "bool", "default": True},
         "wait_timeout": {"type": "int", "default": 3600},
         "operator_condition": {"type": "str"},
@@ -341,7 +360,6 @@ def main():
         argument_spec=argspec(),
         wait=True,
         mutually_exclusive=[("template", "images"), ("canary_nodes", "canary_node_selector")],
-        required_one_of=[("template", "images")],
         required_by={"operator_condition_namespace": "operator_condition"},
         supports_check_mode=True,
     )

@@ -35,7 +35,8 @@ options:
     version_added: 0.1.0
   namespace:
     description:
-      - Namespace of the CatalogSource.
+      - Namespace of the CatalogSource. It must exist; the module does not create it (unlike
+        M(kubeforge.operators.olm_operator), which creates the operator's namespace).
       - A catalog in OLM's global catalog namespace (V(olm) on a vanilla installation, V(openshift-marketplace) on
         OpenShift) is usable by Subscriptions in every namespace; elsewhere only in its own namespace.
     type: str

@@ -53,7 +53,8 @@ options:
     required: true
   namespace:
     description:
-      - Namespace the operator is installed into (the Subscription's namespace). Created when missing.
+      - Namespace the operator is installed into (the Subscription's namespace). Created when missing (then named
+        in RV(created)); O(state=absent) never deletes it, since other objects may live there.
     type: str
     required: true
   channel:
@@ -127,7 +128,7 @@ options:
     description:
       - Whether an InstallPlan may also install the dependencies OLM resolved for this operator (CSVs that come
         with a new Subscription in the same plan). With V(false) such a plan is left unapproved.
-      - V(false) needs O(approval=Manual) (given, or implied by O(version)): with V(Automatic) OLM approves every
+      - V(false) needs O(approval=Manual), given or implied by O(version). With V(Automatic) OLM approves every
         plan itself, so the module refuses that combination.
     type: bool
     default: true
@@ -241,7 +242,10 @@ approved_install_plans:
   type: list
   elements: str
 created:
-  description: What this run created - C(namespace), C(operator_group), C(subscription) (names).
+  description:
+    - What this run created - C(namespace), C(operator_group), C(subscription) (names).
+    - In check mode, what a real run would create (nothing is created); the diff then shows the OperatorGroup
+      (its C(targetNamespaces), so the install mode) and the Subscription it would create.
   returned: state is present
   type: dict
 removed:
@@ -269,7 +273,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import Cluster, install, uninstall
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import Cluster, install, refuse_ineffective_options, uninstall
 
 
 def argspec():
@@ -298,6 +302,7 @@ def execute(module):
     params = dict(module.params)
     if not params.get("approval"):
         params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
+    refuse_ineffective_options(params)
     cluster = Cluster(module.client)
     if params["state"] == "absent":
         return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])

@@ -93,7 +93,8 @@ MAX_FAILURE_CHARS = 512
 # reads them from there (nodes labelled later do not change a rollout in progress). canary_ready_seconds: how long the
 # canary pod must have been Ready without a break (at least the DaemonSet's minReadySeconds) before the canary
 # passes: without a readiness probe, a container that crashes right after it starts is Ready for a moment each time
-# (seen on a real kubelet).
+# (seen on a real kubelet). undo: roll the rollout in progress (or halted) back to the previous revision, restore the
+# strategy and remove the rollout's annotations; ``template`` is then not used.
 Desired = namedtuple(
     "Desired",
     [
@@ -108,9 +109,10 @@ Desired = namedtuple(
         "pause_after_canary",
         "canary_node_selector",
         "canary_ready_seconds",
+        "undo",
     ],
 )
-Desired.__new__.__defaults__ = ("10%", None, None, 3, HALT, True, (), False, None, 0)
+Desired.__new__.__defaults__ = ("10%", None, None, 3, HALT, True, (), False, None, 0, False)
 
 # The DaemonSet fields the rollout reads (observe.daemonset_state builds it from the API object).
 DaemonSetState = namedtuple(
@@ -379,7 +381,7 @@ def starting(desired, observed):
 def needs_selected_nodes(desired, observed):
     """True when the caller must list the nodes matching ``desired.canary_node_selector`` into
     ``observed.selected_nodes`` before asking ``next_step``: only when the rollout is about to start."""
-    return bool(desired.canary_node_selector) and observed.selected_nodes is None and starting(desired, observed)
+    return not desired.undo and bool(desired.canary_node_selector) and observed.selected_nodes is None and starting(desired, observed)
 
 
 def selected_canary_nodes(desired, observed):
@@ -400,6 +402,12 @@ def next_step(desired, observed):
     matches = contains(ds.template, desired.template)
     now = observed.now
 
+    if desired.undo:
+        return _undo(observed, phase)
+    if phase == ROLLED_BACK and matches and annotations.get(TARGET) != target:
+        # The template the rollback restored: in place, nothing to do. The record of the failed template stays, so
+        # asking for that one again is refused rather than retried.
+        return _settled(observed)
     if starting(desired, observed):
         return _start(desired, observed, phase)
     if phase is None:
@@ -525,6 +533,32 @@ def _rolling_back(observed):
     patch = json_patch(ds, strategy=original_strategy(ds), annotations=annotations, remove=(ORIGINAL_STRATEGY, STARTED, PHASE_SINCE, NODES))
     text = f"rolled back to the previous revision and restored the update strategy: {failure}"
     return Action(PATCH, text, "CanaryRolledBack", patch=patch, event=Event("Warning", "CanaryRolledBack", text), phase=ROLLED_BACK)
+
+
+def _undo(observed, phase):
+    """Undo on request: roll a rollout in progress (or halted) back to the previous revision, then restore the
+    strategy and remove every annotation of the rollout, so the DaemonSet is as before it started."""
+    ds = observed.daemonset
+    if phase is None:
+        return Action(DONE, f"no canary rollout of DaemonSet {ds.namespace}/{ds.name} is in progress: nothing to undo", "NothingToUndo")
+    if phase == ROLLED_BACK:
+        text = "remove the record of the rolled-back canary rollout (the previous revision already runs)"
+        patch = json_patch(ds, remove=ANNOTATIONS)
+        return Action(PATCH, text, "CanaryUndone", patch=patch, event=Event("Normal", "CanaryUndone", text), phase=None)
+    if phase == ROLLING_BACK:
+        if not rollout_complete(ds):
+            return Action(WAIT, f"the rollback to the previous revision ({progress(observed)})", "RollingBack", phase=ROLLING_BACK)
+        text = f"rolled back to the previous revision on request and restored the update strategy ({progress(observed)})"
+        patch = json_patch(ds, strategy=original_strategy(ds), remove=ANNOTATIONS)
+        return Action(PATCH, text, "CanaryUndone", patch=patch, event=Event("Normal", "CanaryUndone", text), phase=None)
+    if observed.previous_template is None:
+        return Action(FAIL, f"cannot undo the canary rollout of DaemonSet {ds.name}: no previous ControllerRevision", "NoPreviousRevision", phase=phase)
+    failure = (ds.annotations or {}).get(FAILURE)
+    reason = f"undo requested in phase {phase}" + (f" (it had failed: {failure})" if failure else "")
+    annotations = dict(_phase_annotations(ROLLING_BACK, observed.now), **{FAILURE: reason[:MAX_FAILURE_CHARS]})
+    patch = json_patch(ds, template=observed.previous_template, strategy=CANARY_STRATEGY, annotations=annotations, remove=(NODES,))
+    text = f"roll back to the previous revision: {reason}"
+    return Action(PATCH, text, "CanaryUndo", patch=patch, event=Event("Normal", "CanaryUndo", text), phase=ROLLING_BACK)
 
 
 def _new_pods(observed):

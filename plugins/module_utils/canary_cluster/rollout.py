@@ -127,6 +127,7 @@ class Rollout:
             pause_after_canary=params["pause_after_canary"],
             canary_node_selector=self.node_selector,
             canary_ready_seconds=params["canary_ready_seconds"],
+            undo=bool(params.get("undo")),
         )
 
     def read(self):
@@ -280,12 +281,19 @@ def _diff_view(ds):
 
 
 def _patched_view(ds, patch):
+    """What the DaemonSet's template and strategy would be after ``patch`` (check mode's diff), with the defaults the
+    API server fills into a RollingUpdate strategy (maxUnavailable 1, maxSurge 0), as the real run stores them."""
     view = copy.deepcopy(_diff_view(ds))
     for op in patch or []:
         if op["path"] == "/spec/template":
             view["template"] = op["value"]
         elif op["path"] == "/spec/updateStrategy":
-            view["updateStrategy"] = op["value"]
+            strategy = copy.deepcopy(op["value"])
+            if strategy.get("type") == canary.ROLLING_UPDATE:
+                rolling = strategy.setdefault("rollingUpdate", {})
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+            view["updateStrategy"] = strategy
     return view
 
 
@@ -349,14 +357,25 @@ def _watch(rollout, timeout, ds):
         raise
 
 
+def check_request(params):
+    """``undo`` alone, or ``template`` or ``images`` (checked here, not by AnsibleModule: roles pass ``undo: false``)."""
+    given = [name for name in ("template", "images") if params.get(name)]
+    if params.get("undo") and given:
+        raise CanaryError(f"undo rolls back to the previous revision: it takes no {' or '.join(given)}")
+    if not params.get("undo") and not given:
+        raise CanaryError("give the new pod template (template) or new images (images), or undo=true")
+
+
 def run(client, params, check_mode):
     """Carry out the canary rollout ``params`` (the module's options) describe; returns the module result."""
+    check_request(params)
     started = time.monotonic()
     rollout = Rollout(client, params, check_mode)
     before = get_object(client, rollout.ds_resource, rollout.name, rollout.namespace)
     if before is None:
         raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} not found")
-    resumed = bool(((before.get("metadata") or {}).get("annotations") or {}).get(canary.PHASE))
+    # A run that finishes a rollout an earlier run left in progress changed the DaemonSet; a rolled-back one is over.
+    resumed = ((before.get("metadata") or {}).get("annotations") or {}).get(canary.PHASE) not in (None, canary.ROLLED_BACK)
 
     try:
         if check_mode or not params["wait"]:

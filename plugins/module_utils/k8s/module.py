@@ -21,6 +21,7 @@ __metaclass__ = type
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, scalar_leaves
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
@@ -38,8 +39,24 @@ class KubeforgeModule(AnsibleK8SModule):
 
     def __init__(self, argument_spec=None, auth=True, wait=False, **kwargs):
         kwargs.setdefault("module_class", AnsibleModule)
-        super().__init__(argument_spec=module_argspec(argument_spec, auth=auth, wait=wait), **kwargs)
+        spec = module_argspec(argument_spec, auth=auth, wait=wait)
+        super().__init__(argument_spec=spec, **kwargs)
         self._client = None
+        self._mask_only_kubeconfig_secrets(spec)
+
+    def _mask_only_kubeconfig_secrets(self, spec):
+        """A kubeconfig given as a dict is a no_log option, so Ansible masks each of its values in every output -
+        ``v1``, the cluster's name, ``True`` - which garbles the objects modules return (kubernetes.core#870). Keep
+        the option hidden in the invocation, but mask only its secrets (and every other secret option's values)."""
+        kubeconfig = self.params.get("kubeconfig")
+        masked = getattr(self._module, "no_log_values", None)
+        if not isinstance(kubeconfig, dict) or masked is None:
+            return
+        keep = set(kubeconfig_secrets(kubeconfig))
+        for name, option in spec.items():
+            if name != "kubeconfig" and option.get("no_log") and self.params.get(name) is not None:
+                keep.update(scalar_leaves(self.params[name]))
+        masked.difference_update(set(scalar_leaves(kubeconfig)) - keep)
 
     @property
     def client(self):

@@ -118,15 +118,19 @@ def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, 
     if groups:
         installmode.check_operator_group(groups[0], install_modes, namespace, target_namespaces)
         return False, groups[0]
-    targets = installmode.choose_targets(install_modes, namespace, target_namespaces)
-    definition = {
+    definition = operator_group_definition(namespace, name, installmode.choose_targets(install_modes, namespace, target_namespaces))
+    result = create_object(cluster.client, cluster.resource("OperatorGroup", V1), definition)
+    return True, result.after or definition
+
+
+def operator_group_definition(namespace, name, targets):
+    """The OperatorGroup the module creates: ``targets`` as its targetNamespaces (none: AllNamespaces)."""
+    return {
         "apiVersion": V1,
         "kind": "OperatorGroup",
         "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
         "spec": {"targetNamespaces": targets} if targets else {},
     }
-    result = create_object(cluster.client, cluster.resource("OperatorGroup", V1), definition)
-    return True, result.after or definition
 
 
 def ensure_subscription(cluster, namespace, name, wanted_spec, existing):
@@ -273,6 +277,19 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
     return observed, done_csv, approved
 
 
+def refuse_ineffective_options(params):
+    """Raise ``OperatorError`` for option combinations OLM would silently ignore (before any request)."""
+    if params.get("state", "present") != "present" or (params.get("approval") or olm.AUTOMATIC) != olm.AUTOMATIC:
+        return
+    if params.get("version") or params.get("starting_csv"):
+        pin = "version" if params.get("version") else "starting_csv"
+        raise OperatorError(f"{pin} pins the operator, which needs approval=Manual: with Automatic approval OLM upgrades to the head of the channel")
+    if not params.get("approve_dependencies", True):
+        raise OperatorError(
+            "approve_dependencies=false needs approval=Manual: with Automatic approval OLM approves every InstallPlan itself, dependencies included"
+        )
+
+
 def install(cluster, params, check_mode, wait, timeout):
     """Make ``params`` (the module's options) true on the cluster; returns the module result."""
     ns, package = params["namespace"], params["package"]
@@ -281,13 +298,7 @@ def install(cluster, params, check_mode, wait, timeout):
     version = params.get("version")
     approval = params.get("approval") or olm.AUTOMATIC
     by_csv_name = params.get("starting_csv") if not version else None
-    if (version or by_csv_name) and approval == olm.AUTOMATIC:
-        pin = "version" if version else "starting_csv"
-        raise OperatorError(f"{pin} pins the operator, which needs approval=Manual: with Automatic approval OLM upgrades to the head of the channel")
-    if not params.get("approve_dependencies", True) and approval == olm.AUTOMATIC:
-        raise OperatorError(
-            "approve_dependencies=false needs approval=Manual: with Automatic approval OLM approves every InstallPlan itself, dependencies included"
-        )
+    refuse_ineffective_options(params)
     desired = olm.Desired(package, ns, sub_name, version, approval, params.get("approve_dependencies", True))
     started = time.monotonic()
 
@@ -332,18 +343,21 @@ def install(cluster, params, check_mode, wait, timeout):
         if verdict == "failed":
             raise OperatorError(f"CatalogSource {catalog_ns}/{catalog} is unhealthy: {message}", result={"reason": "CatalogSourceUnhealthy"})
 
-    created = {}
+    created, new_group = {}, None
     if existing is None:
         if ensure_namespace(cluster, ns):
             created["namespace"] = ns
             if check_mode:
                 # Nothing can be dry-run inside a namespace that does not exist yet: predict the rest.
-                installmode.choose_targets(install_modes, ns, params.get("target_namespaces"))
-                created.update(operator_group=params.get("operator_group_name") or ns, subscription=sub_name)
-                return _result(True, None, None, [], created, started)
+                targets = installmode.choose_targets(install_modes, ns, params.get("target_namespaces"))
+                new_group = operator_group_definition(ns, params.get("operator_group_name") or ns, targets)
+                created.update(operator_group=name_of(new_group), subscription=sub_name)
+                predicted = {"apiVersion": V1ALPHA1, "kind": "Subscription", "metadata": {"name": sub_name, "namespace": ns}, "spec": wanted}
+                return _result(True, predicted, None, [], created, started, new_group=new_group)
         og_created, group = ensure_operator_group(cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns)
         if og_created:
             created["operator_group"] = name_of(group)
+            new_group = group
     changed, before, after = ensure_subscription(cluster, ns, sub_name, wanted, existing)
     if existing is None:
         created["subscription"] = sub_name
@@ -351,14 +365,25 @@ def install(cluster, params, check_mode, wait, timeout):
     if check_mode or not wait:
         # Without waiting, installing or upgrading is still a change the cluster will make.
         upgrade = not olm.reached(desired, after, installed)
-        return _result(changed or upgrade or bool(created), after, installed, [], created, started, before=before, warnings=warnings)
+        return _result(changed or upgrade or bool(created), after, installed, [], created, started, before=before, warnings=warnings, new_group=new_group)
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
     retargetable = created.get("operator_group") if params.get("target_namespaces") is None else None
     observed, done_csv, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable, notes=warnings)
     sub = observed.subscription
     installed = observed.csvs.get(done_csv)
-    return _result(bool(changed or approved or created), sub, installed, approved, created, started, before=before, observed=observed, warnings=warnings)
+    return _result(
+        bool(changed or approved or created),
+        sub,
+        installed,
+        approved,
+        created,
+        started,
+        before=before,
+        observed=observed,
+        warnings=warnings,
+        new_group=new_group,
+    )
 
 
 def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
@@ -379,7 +404,7 @@ def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
     return versions[csv_name]
 
 
-def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=()):
+def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=(), new_group=None):
     st = status(sub)
     result = {
         "changed": changed,
@@ -395,7 +420,11 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
     }
     if observed is not None:
         result["state"] = olm.summary(observed)
-    result["diff"] = {"before": {"subscription": normalize(before)} if before else {}, "after": {"subscription": normalize(sub)}}
+    after = {"subscription": normalize(sub)}
+    if new_group is not None:
+        # The OperatorGroup fixes the install mode (its targetNamespaces): a diff without it hides that.
+        after["operator_group"] = normalize(new_group)
+    result["diff"] = {"before": {"subscription": normalize(before)} if before else {}, "after": after}
     if warnings:
         result["warnings"] = list(warnings)
     return result

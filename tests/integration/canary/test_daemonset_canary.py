@@ -82,7 +82,8 @@ def test_rollout_check_mode_and_idempotence(run_module, kubeconfig, namespace, a
     assert not predicted.get("failed"), predicted
     assert predicted["changed"] is True and predicted["phase"] == "canary", predicted
     assert predicted["diff"]["after"]["template"]["spec"]["containers"][0]["image"] == V2
-    assert predicted["diff"]["after"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": 1}
+    # as the API server stores the canary strategy (maxSurge defaulted, kept by the real run)
+    assert predicted["diff"]["after"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": 1, "maxSurge": 0}
     unchanged = apps.read_namespaced_daemon_set("agent", namespace)
     assert unchanged.metadata.generation == before.metadata.generation and not canary_annotations(unchanged)
 
@@ -123,6 +124,18 @@ def test_crashloop_halts_on_one_node(run_module, kubeconfig, namespace, api):
     again = run_module("daemonset_canary", args)
     assert again.get("failed") and again["phase"] == "halted" and again["changed"] is False, again
 
+    # The documented way out: undo, which ends green with the DaemonSet as before the rollout.
+    undo = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "undo": True}
+    undone = run_module("daemonset_canary", undo)
+    assert not undone.get("failed") and undone["changed"] is True and undone["phase"] == "done", undone
+    assert [e["reason"] for e in undone["events"]] == ["CanaryUndo", "CanaryUndone"], undone["events"]
+    assert "rolled back to the previous revision on request" in undone["message"], undone["message"]
+    ds = wait_settled(apps, namespace, "agent")
+    assert set(pods_by_image(api, namespace, "agent")) == {V1}
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3 and not canary_annotations(ds)
+    assert run_module("daemonset_canary", undo)["changed"] is False
+    assert run_module("daemonset_canary", dict(undo, undo=False, images={"agent": V1}))["changed"] is False
+
 
 def test_rollback_restores_the_old_template(run_module, kubeconfig, namespace, api):
     apps = client.AppsV1Api(api)
@@ -138,6 +151,15 @@ def test_rollback_restores_the_old_template(run_module, kubeconfig, namespace, a
     assert ds.spec.template.spec.containers[0].image == V1
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 3
     assert ds.metadata.annotations[PREFIX + "phase"] == "rolledback"
+
+    # The restored template is in place: no change, while the failed one stays refused until undo clears the record.
+    restored = run_module("daemonset_canary", dict(args, images={"agent": V1}))
+    assert not restored.get("failed") and restored["changed"] is False and restored["phase"] == "done", restored
+    refused = run_module("daemonset_canary", args)
+    assert refused.get("failed") and refused["phase"] == "rolledback" and refused["changed"] is False, refused
+    cleared = run_module("daemonset_canary", {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "undo": True})
+    assert not cleared.get("failed") and cleared["changed"] is True, cleared
+    assert not canary_annotations(apps.read_namespaced_daemon_set("agent", namespace))
 
 
 def test_canary_nodes_pause_and_continue(run_module, kubeconfig, namespace, api):

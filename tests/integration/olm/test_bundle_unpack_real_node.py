@@ -4,6 +4,7 @@ really runs), pushed by bundle_image, listed in a catalog image (catalog_image) 
 properties; olm_operator installs, upgrades and removes from it. A bundle image that does not exist fails fast with
 OLM's unpack reason. Every pod of the test namespace runs on the real node (its node selector)."""
 
+import tarfile
 import time
 from pathlib import Path
 
@@ -119,7 +120,9 @@ def test_missing_bundle_image_fails_fast_with_the_kubelets_reason(run_module, ku
     assert time.monotonic() - started < 90, result["msg"]
 
 
-def test_really_crash_looping_operator_fails_fast_with_the_kubelets_reason(run_module, kubeconfig, real_node_namespace, real_node, unpack_catalogs, api):
+def test_really_crash_looping_operator_fails_fast_with_the_kubelets_reason(
+    run_module, kubeconfig, real_node_namespace, real_node, unpack_catalogs, api, tmp_path
+):
     ns = real_node_namespace
     serve(run_module, kubeconfig, ns, unpack_catalogs["images"])
     started = time.monotonic()
@@ -130,3 +133,12 @@ def test_really_crash_looping_operator_fails_fast_with_the_kubelets_reason(run_m
     assert time.monotonic() - started < 150, result["msg"]
     pods = [p for p in client.CoreV1Api(api).list_namespaced_pod(ns).items if p.metadata.name.startswith("kube-crashloop-controller-manager-")]
     assert [(p.spec.node_name, p.spec.containers[0].image) for p in pods] == [(real_node["name"], real_node["images"]["crash"])]
+
+    # olm_diagnose names the crash loop, and its support tarball holds what the container last said (a real
+    # kubelet serves the previous run's log).
+    dest = tmp_path / "crash.tar.gz"
+    diagnosis = run_module("olm_diagnose", {"kubeconfig": kubeconfig, "namespace": ns, "package": "kube-crashloop", "dest": str(dest)})
+    assert "CrashLoop" in diagnosis["causes"], diagnosis.get("summary") or diagnosis
+    with tarfile.open(dest) as tar:
+        logs = {n: tar.extractfile(n).read().decode() for n in tar.getnames() if "/logs/" in n}
+    assert any("this container crashes on purpose" in text for text in logs.values()), logs

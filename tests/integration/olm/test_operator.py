@@ -49,6 +49,15 @@ def ok(result):
     assert not result.get("failed"), {k: result.get(k) for k in ("msg", "reason", "waiting_for", "install_plan_phase", "csv_phase", "csv_reason")}
 
 
+def diagnosed(run_module, kubeconfig, namespace, package, cause, **args):
+    """olm_diagnose after a failure: the finding of ``cause`` (asserting there is one)."""
+    result = run_module("olm_diagnose", dict(kubeconfig=kubeconfig, namespace=namespace, package=package, **args))
+    assert not result.get("failed"), result
+    found = [f for f in result["findings"] if f["cause"] == cause]
+    assert found, result["summary"]
+    return found[0], result
+
+
 def operator(run_module, kubeconfig, namespace, package="kube-demo", check_mode=False, diff=False, **args):
     params = dict(kubeconfig=kubeconfig, namespace=namespace, package=package, catalog=CATALOG, channel="stable", wait_timeout=180)
     params.update(args)
@@ -57,9 +66,12 @@ def operator(run_module, kubeconfig, namespace, package="kube-demo", check_mode=
 
 def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, custom):
     ns = catalog_ns
-    predicted = operator(run_module, kubeconfig, ns, version="0.0.1", check_mode=True)
+    predicted = operator(run_module, kubeconfig, ns, version="0.0.1", check_mode=True, diff=True)
     ok(predicted)
     assert predicted["changed"] is True
+    # The diff shows the OperatorGroup it would create: kube-demo supports OwnNamespace, the least privilege.
+    assert predicted["diff"]["after"]["operator_group"]["spec"]["targetNamespaces"] == [ns], predicted["diff"]
+    assert predicted["diff"]["after"]["subscription"]["spec"]["startingCSV"] == "kube-demo.v0.0.1", predicted["diff"]
     assert names(custom, ns, "subscriptions") == [] and names(custom, ns, "operatorgroups", "v1") == []
 
     first = operator(run_module, kubeconfig, ns, version="0.0.1", diff=True)
@@ -99,7 +111,8 @@ def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, cust
 
 
 def test_starting_csv_and_source_name_the_fields_as_olm_does(run_module, kubeconfig, catalog_ns, custom):
-    """starting_csv (a CSV name, looked up in the channel) pins like version; source is catalog's alias."""
+    """starting_csv (a CSV name, looked up in the channel) pins like version (whose upgrades the test above covers);
+    source is catalog's alias."""
     ns = catalog_ns
     params = dict(kubeconfig=kubeconfig, namespace=ns, package="kube-demo", source=CATALOG, channel="stable", wait_timeout=180)
     installed = run_module("olm_operator", dict(params, starting_csv="kube-demo.v0.0.1"))
@@ -113,10 +126,6 @@ def test_starting_csv_and_source_name_the_fields_as_olm_does(run_module, kubecon
     unknown = run_module("olm_operator", dict(params, starting_csv="kube-demo.v9.9.9"))
     assert unknown.get("failed") and "starting_csv kube-demo.v9.9.9 is not in channel stable of package kube-demo" in unknown["msg"], unknown
     assert "kube-demo.v0.0.2" in unknown["msg"], unknown["msg"]
-
-    upgraded = run_module("olm_operator", dict(params, starting_csv="kube-demo.v0.0.2"))
-    ok(upgraded)
-    assert upgraded["changed"] is True and upgraded["installed_csv"] == "kube-demo.v0.0.2"
 
 
 def test_uninstall_leaves_nothing_it_created(run_module, kubeconfig, catalog_ns, custom, api):
@@ -153,6 +162,8 @@ def test_unknown_package_fails_fast_with_olm_reason(run_module, kubeconfig, cata
     assert result["failed"] and result["reason"] == "ConstraintsNotSatisfiable", result
     assert "no-such-operator" in result["msg"]
     assert elapsed < 15, elapsed
+    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "no-such-operator", "ConstraintsNotSatisfiable")
+    assert "the catalog of Subscription no-such-operator has no package no-such-operator" in finding["message"], finding
 
 
 def test_unknown_channel_fails_fast(run_module, kubeconfig, catalog_ns):
@@ -167,6 +178,8 @@ def test_crashlooping_operator_fails_with_csv_phase(run_module, kubeconfig, cata
     assert result["reason"] == "CrashLoopBackOff"
     assert "kube-crashloop.v0.1.0 phase Installing" in result["msg"] and "CrashLoopBackOff" in result["msg"]
     assert result["csv_phase"] == "Installing"
+    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-crashloop", "CrashLoop")
+    assert "kube-crashloop-controller-manager-" in finding["message"] and finding["objects"][0].startswith("Pod/"), finding
 
 
 def test_scc_refusal_fails_fast(run_module, kubeconfig, catalog_ns):
@@ -176,6 +189,8 @@ def test_scc_refusal_fails_fast(run_module, kubeconfig, catalog_ns):
     assert result["failed"] and result["reason"] == "FailedCreate", result
     assert "unable to validate against any security context constraint" in result["msg"] and "Privileged containers are not allowed" in result["msg"]
     assert time.monotonic() - started < 60
+    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-privileged", "SCCRejected")
+    assert "scc_access" in finding["fix"], finding
 
 
 def test_pod_security_rejection_fails_fast(run_module, kubeconfig, catalog_ns, api):
@@ -188,6 +203,8 @@ def test_pod_security_rejection_fails_fast(run_module, kubeconfig, catalog_ns, a
     assert result["failed"] and result["reason"] == "FailedCreate", result
     assert "violates PodSecurity" in result["msg"] and "privileged" in result["msg"]
     assert time.monotonic() - started < 60
+    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-privileged", "PodSecurityRejected")
+    assert finding["objects"][0].startswith("ReplicaSet/kube-privileged-controller-manager-"), finding
 
 
 def test_catalog_with_nothing_listening(run_module, kubeconfig, namespace, custom):
@@ -196,6 +213,8 @@ def test_catalog_with_nothing_listening(run_module, kubeconfig, namespace, custo
     assert result["failed"], result
     assert f"CatalogSource {namespace}/{CATALOG}" in result["msg"] and "TRANSIENT_FAILURE" in result["msg"]
     assert result["reason"] == "CatalogSourceUnhealthy"
+    finding, _ = diagnosed(run_module, kubeconfig, namespace, "kube-demo", "CatalogNotServing")
+    assert finding["objects"] == [f"CatalogSource/{namespace}/{CATALOG}"] and "TRANSIENT_FAILURE" in finding["message"], finding
 
 
 def test_plan_with_another_subscriptions_csv_is_not_approved(run_module, kubeconfig, catalog_ns, custom):
@@ -206,6 +225,8 @@ def test_plan_with_another_subscriptions_csv_is_not_approved(run_module, kubecon
     assert result["failed"] and result["reason"] == "ForeignCSVsInInstallPlan", result
     assert "kube-demo.v0.0.2" in result["msg"]
     assert all(not p["spec"]["approved"] for p in items(custom, ns, "installplans") if "kube-demo-addon.v0.1.0" in p["spec"]["clusterServiceVersionNames"])
+    finding, _ = diagnosed(run_module, kubeconfig, ns, "kube-demo-addon", "InstallPlanCarriesOtherOperators")
+    assert "kube-demo.v0.0.2" in finding["message"] and "kube-demo-addon.v0.1.0" in finding["message"], finding
 
 
 def test_dependency_is_installed_with_the_operator(run_module, kubeconfig, catalog_ns, custom):
@@ -332,3 +353,5 @@ def test_image_pull_failure_on_the_real_node_fails_fast(run_module, kubeconfig, 
     assert time.monotonic() - started < 120, "olm_operator waited for its timeout instead of failing fast"
     pods = client.CoreV1Api(api).list_namespaced_pod(catalog_ns).items
     assert real_node["name"] in {p.spec.node_name for p in pods}
+    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-demo", "ImagePullFailed")
+    assert "example.invalid/kubeforge/" in finding["fix"] and "ImageDigestMirrorSet" in finding["fix"], finding

@@ -7,8 +7,8 @@ import pytest
 from lib.runners import run_module_in_process
 from testdata import data_path
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import strings_in, userinfo_secrets
-from ansible_collections.kubeforge.operators.plugins.modules import bundle_image
+from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, strings_in, userinfo_secrets
+from ansible_collections.kubeforge.operators.plugins.modules import bundle_image, olm_operator
 
 SECRET = "s3cr3t-PASSWORD"
 DIGEST = "sha256:" + "a" * 64
@@ -43,3 +43,38 @@ def test_a_password_in_an_image_reference_appears_in_no_output(capsys):
     assert result.get("failed") and "must not contain credentials" in result["msg"], result
     assert SECRET not in json.dumps(result), result
     assert "invocation" in result and result["invocation"]["module_args"]["image"] != image, result
+
+
+KUBECONFIG = {
+    "apiVersion": "v1",
+    "kind": "Config",
+    "clusters": [{"name": "testbed", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
+    "users": [
+        {"name": "admin", "user": {"token": SECRET}},
+        {"name": "cert", "user": {"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZLS0t"}},
+        {
+            "name": "oidc",
+            "user": {"auth-provider": {"name": "oidc", "config": {"id-token": "eyJ.id", "client-secret": "cs-1", "idp-issuer-url": "https://idp"}}},
+        },
+        {"name": "exec", "user": {"exec": {"command": "get-token", "env": [{"name": "TOKEN_SEED", "value": "seed-1"}]}}},
+    ],
+    "contexts": [{"name": "testbed", "context": {"cluster": "testbed", "user": "admin"}}],
+    "current-context": "testbed",
+}
+
+
+def test_kubeconfig_secrets_are_the_users_credentials_only():
+    assert sorted(kubeconfig_secrets(KUBECONFIG)) == sorted([SECRET, "S0VZLS0t", "eyJ.id", "cs-1", "seed-1"])
+    assert kubeconfig_secrets({"clusters": KUBECONFIG["clusters"]}) == []
+
+
+def test_a_kubeconfig_dict_masks_its_secrets_and_nothing_else(capsys):
+    """kubernetes.core#870: a no_log dict option masked `v1`, the cluster name and `True` in every output."""
+    args = {"kubeconfig": KUBECONFIG, "namespace": "testbed", "package": "kube-demo", "catalog": "v1", "version": "0.0.2", "approval": "Automatic"}
+    result = run_module_in_process(olm_operator, args, capsys)
+    assert result.get("failed") and result["msg"].startswith("version pins the operator"), result
+    shown = json.dumps(result)
+    assert all(secret not in shown for secret in kubeconfig_secrets(KUBECONFIG)), shown
+    module_args = result["invocation"]["module_args"]
+    assert module_args["namespace"] == "testbed" and module_args["catalog"] == "v1", module_args
+    assert module_args["kubeconfig"]["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:1", module_args

@@ -33,6 +33,8 @@ def run(run_module, monkeypatch, fake):
         ({"canary_nodes": ["n1"], "canary_node_selector": "canary=true"}, "mutually exclusive: canary_nodes|canary_node_selector"),
         ({"operator_condition_namespace": "operators"}, "required by 'operator_condition_namespace': operator_condition"),
         ({"canary_node_selector": "canary in (true"}, "canary_node_selector: label selector 'canary in (true': unbalanced '('"),
+        ({"undo": True}, "undo rolls back to the previous revision: it takes no images"),
+        ({"images": None, "undo": False}, "give the new pod template (template) or new images (images), or undo=true"),
     ],
 )
 def test_bad_options_fail_before_any_request(run, fake, extra, fragment):

@@ -502,6 +502,76 @@ CASES = [
     ),
 ]
 
+UNDO = ro.Desired(None, undo=True)
+ROLLED_BACK_RECORD = {ro.PHASE: ro.ROLLED_BACK, ro.TARGET: ro.template_hash(V2), ro.FAILURE: "crash", "deprecated.daemonset.template.generation": "7"}
+RESTORED = [revision(H2, V2, 2), revision(H1, V1, 3)]
+CASES += [
+    (
+        "undo a halted rollout: the previous template, phase rollingback",
+        UNDO,
+        seen(daemonset(ann=annotations(ro.HALTED_PHASE, failure="crash")), NEW_READY),
+        ro.PATCH,
+        "CanaryUndo",
+        {"template": live(V1), "strategy": ONE, "phase": ro.ROLLING_BACK, "failure": "undo requested in phase halted (it had failed: crash)"},
+    ),
+    (
+        "undo a running canary the same way",
+        UNDO,
+        seen(daemonset(ann=annotations(ro.CANARY), updated=1), NEW_READY),
+        ro.PATCH,
+        "CanaryUndo",
+        {"template": live(V1), "phase": ro.ROLLING_BACK, "failure": "undo requested in phase canary"},
+    ),
+    (
+        "undo waits for the previous revision everywhere",
+        UNDO,
+        seen(daemonset(V1, ann=annotations(ro.ROLLING_BACK, failure="undo requested"), updated=2, available=3), old_pods(("n2", "n3")), RESTORED),
+        ro.WAIT,
+        "RollingBack",
+        {},
+    ),
+    (
+        "undo complete: the strategy restored, no rollout annotation left",
+        UNDO,
+        seen(daemonset(V1, ann=annotations(ro.ROLLING_BACK, failure="undo requested"), updated=4), old_pods(), RESTORED),
+        ro.PATCH,
+        "CanaryUndone",
+        {"strategy": ORIGINAL, "gone": ro.ANNOTATIONS, "kept": {"deprecated.daemonset.template.generation": "7"}},
+    ),
+    (
+        "undo after on_failure rollback: only the record goes",
+        UNDO,
+        seen(daemonset(V1, ann=ROLLED_BACK_RECORD, strategy=ORIGINAL, updated=4), old_pods(), RESTORED),
+        ro.PATCH,
+        "CanaryUndone",
+        {"no_strategy_op": True, "gone": ro.ANNOTATIONS, "kept": {"deprecated.daemonset.template.generation": "7"}},
+    ),
+    (
+        "undo without a rollout: nothing to do",
+        UNDO,
+        seen(daemonset(V1, updated=4), old_pods(), RESTORED),
+        ro.DONE,
+        "NothingToUndo",
+        {},
+    ),
+    (
+        "undo without a previous revision: refused",
+        UNDO,
+        seen(daemonset(ann=annotations(ro.CANARY), updated=1), NEW_READY, [revision(H2, V2, 2)]),
+        ro.FAIL,
+        "NoPreviousRevision",
+        {},
+    ),
+    (
+        "the template a rollback restored: up to date, the record of the failed one stays",
+        ro.Desired(V1),
+        seen(daemonset(V1, ann=ROLLED_BACK_RECORD, strategy=ORIGINAL, updated=4), old_pods(), RESTORED),
+        ro.DONE,
+        "UpToDate",
+        {},
+    ),
+]
+
 
 @pytest.mark.parametrize("desired, observed, kind, reason, expect", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_next_step(desired, observed, kind, reason, expect):

@@ -76,7 +76,9 @@ def test_patched_view_takes_template_and_strategy_from_the_patch_only():
     assert view == {"template": template(V2), "updateStrategy": ro.ON_DELETE_STRATEGY}
     assert ds == daemonset()
     only_strategy = glue._patched_view(ds, [{"op": "add", "path": "/spec/updateStrategy", "value": ro.CANARY_STRATEGY}])
-    assert only_strategy == {"template": template(V1), "updateStrategy": ro.CANARY_STRATEGY}
+    # as the API server stores it: maxSurge defaults to 0 (check mode's diff showed it removed)
+    assert only_strategy == {"template": template(V1), "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}}
+    assert ro.CANARY_STRATEGY == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}
     assert glue._patched_view(ds, None) == glue._diff_view(ds)
 
 
@@ -191,7 +193,7 @@ def test_check_mode_predicts_the_start_and_changes_nothing():
     result = glue.run(client, params(), True)
     assert result["changed"] is True and result["phase"] == ro.CANARY
     assert result["diff"]["before"] == {"template": template(V1), "updateStrategy": ORIGINAL}
-    assert result["diff"]["after"]["updateStrategy"] == ro.CANARY_STRATEGY
+    assert result["diff"]["after"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
     assert result["diff"]["after"]["template"]["spec"]["containers"][0]["image"] == V2
     assert [r[:2] for r in client.writes()] == [("DaemonSet", "PATCH")]  # sent as a dry run, no Event
     assert client.stored("DaemonSet", "agent") == daemonset() and result["events"] == []
@@ -211,7 +213,7 @@ def test_check_mode_predicts_a_resumed_step():
     client = cluster(ds=ds, pods=pods, revisions=[revision(H1, V1, 1), revision(H2, V2, 2)], dry_run=True)
     result = glue.run(client, params(), True)
     assert result["changed"] is True and result["phase"] == ro.FAST
-    assert result["diff"]["after"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}}
+    assert result["diff"]["after"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%", "maxSurge": 0}}
     assert client.stored("DaemonSet", "agent") == ds
 
 

@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, kubeforge maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster glue of the olm_diagnose module: read a namespace's OLM state once, name the causes
+(``olm/diagnose.py``) and optionally write everything read into a support tarball (through the one file-output
+service, so it is written atomically or not at all).
+
+The tarball holds one YAML file per kind (``managedFields`` dropped, environment values of variables named like a
+secret masked), the Warning events, the last log lines of the operator's crashed or stuck containers (where the
+node serves logs: simulated nodes do not), ``findings.json`` and ``summary.txt``. Secrets are never read.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import io
+import json
+import re
+import tarfile
+import time
+
+import yaml
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem, metadata, name_of, spec
+
+V1ALPHA1 = "operators.coreos.com/v1alpha1"
+KINDS = (
+    ("subscriptions", "Subscription", V1ALPHA1),
+    ("installplans", "InstallPlan", V1ALPHA1),
+    ("csvs", "ClusterServiceVersion", V1ALPHA1),
+    ("operatorgroups", "OperatorGroup", "operators.coreos.com/v1"),
+    ("catalogsources", "CatalogSource", V1ALPHA1),
+    ("pods", "Pod", "v1"),
+    ("replicasets", "ReplicaSet", "apps/v1"),
+)
+PACKAGESERVER_API = "v1.packages.operators.coreos.com"
+SECRET_NAME = re.compile(r"pass|secret|token|key|credential", re.I)
+MASKED = "<masked>"
+
+
+def _list(client, kind, api_version, namespace, notes, **selectors):
+    try:
+        return list((to_dict(find_resource(client, kind, api_version).get(namespace=namespace, **selectors)) or {}).get("items") or [])
+    except K8sError as exc:
+        notes.append(f"{kind} not read: {exc.msg}")
+    except Exception as exc:  # a kind this cluster does not serve, a denied list: reported, the rest still read
+        notes.append(f"{kind} in {namespace or 'the cluster'} not read: {excerpt(api_error_message(exc))}")
+    return []
+
+
+def read_snapshot(client, namespace, package=None, events=50):
+    """One read of what ``olm/diagnose.py`` needs; returns ``(snapshot, notes)`` (notes: what could not be read)."""
+    notes = []
+    snap = {"namespace": namespace, "package": package}
+    for key, kind, api_version in KINDS:
+        snap[key] = _list(client, kind, api_version, namespace, notes)
+    # The catalogs the Subscriptions name, wherever they are (the global catalog namespace, usually).
+    have = {(metadata(c).get("namespace"), name_of(c)) for c in snap["catalogsources"]}
+    for sub in snap["subscriptions"]:
+        where = (spec(sub).get("sourceNamespace") or namespace, spec(sub).get("source"))
+        if where[1] and where not in have:
+            have.add(where)
+            try:
+                found = get_object(client, find_resource(client, "CatalogSource", V1ALPHA1), where[1], where[0])
+            except K8sError as exc:
+                notes.append(f"CatalogSource {where[0]}/{where[1]} not read: {exc.msg}")
+                found = None
+            if found is not None:
+                snap["catalogsources"].append(found)
+    warnings = _list(client, "Event", "v1", namespace, notes, field_selector="type=Warning")
+    warnings.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or "")
+    snap["events"] = warnings[-events:] if events else []
+    try:
+        snap["packageserver"] = get_object(client, find_resource(client, "APIService", "apiregistration.k8s.io/v1"), PACKAGESERVER_API)
+    except K8sError as exc:
+        notes.append(f"APIService {PACKAGESERVER_API} not read: {exc.msg}")
+        snap["packageserver"] = None
+    return snap, notes
+
+
+def pod_logs(client, namespace, pods, lines):
+    """``{"<pod>/<container>": text}``: the last ``lines`` of each stuck or crashed container (its previous run for a
+    container that restarted). A node that serves no logs (KWOK's simulated ones) gives a note instead."""
+    logs = {}
+    if not lines:
+        return logs
+    resource = find_resource(client, "Pod", "v1")
+    for pod in pods:
+        if first_problem(POD_FAILURES, pod) is None:
+            continue
+        for container in (pod.get("status") or {}).get("containerStatuses") or []:
+            # A crashed container that is not running now is the current one; while it runs (or waits in back-off)
+            # again, what it said before is the previous one's log.
+            exited = bool((container.get("state") or {}).get("terminated"))
+            attempts = [False] if exited or not container.get("restartCount") else [True, False]
+            key = f"{name_of(pod)}/{container.get('name')}"
+            for previous in attempts:
+                params = {"container": container.get("name"), "tailLines": lines}
+                if previous:
+                    params["previous"] = "true"
+                try:
+                    response = resource.log.get(name=name_of(pod), namespace=namespace, serialize=False, query_params=params)
+                    logs[key] = response.data.decode("utf-8", "replace")
+                    break
+                except Exception as exc:  # the node serves no logs, the container never ran: said in the bundle
+                    logs[key] = f"(no log: {excerpt(api_error_message(exc))})"
+    return logs
+
+
+def _mask_env(value):
+    """A copy of ``value`` with the values of environment variables named like secrets masked."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key == "env" and isinstance(item, list):
+                out[key] = [
+                    dict(e, value=MASKED) if isinstance(e, dict) and "value" in e and SECRET_NAME.search(str(e.get("name"))) else _mask_env(e) for e in item
+                ]
+            else:
+                out[key] = _mask_env(item)
+        return out
+    if isinstance(value, list):
+        return [_mask_env(item) for item in value]
+    return value
+
+
+def bundle_files(snapshot, notes, logs, findings, lines):
+    """``{relative path: bytes}`` of the support tarball (pure)."""
+    files = {}
+    for key in core.SNAPSHOT_KEYS:
+        objects = [_mask_env(public(obj)) for obj in snapshot.get(key) or []]
+        files[f"objects/{key}.yaml"] = yaml.safe_dump_all(objects, sort_keys=False).encode("utf-8")
+    if snapshot.get("packageserver") is not None:
+        files["objects/packageserver-apiservice.yaml"] = yaml.safe_dump(public(snapshot["packageserver"]), sort_keys=False).encode("utf-8")
+    for key, text in sorted(logs.items()):
+        files[f"logs/{key.replace('/', '_')}.log"] = text.encode("utf-8")
+    files["findings.json"] = json.dumps([f._asdict() for f in findings], indent=2).encode("utf-8")
+    files["summary.txt"] = ("\n".join(lines + [f"note: {n}" for n in notes]) + "\n").encode("utf-8")
+    return files
+
+
+def write_tarball(path, top, files, check_mode):
+    """Write ``files`` under the directory ``top`` into the gzip'd tarball ``path`` (atomically); returns changed."""
+    now = int(time.time())
+
+    def produce(handle):
+        with tarfile.open(fileobj=handle, mode="w:gz") as tar:
+            for name, data in sorted(files.items()):
+                info = tarfile.TarInfo(f"{top}/{name}")
+                info.size, info.mtime, info.mode = len(data), now, 0o644
+                tar.addfile(info, io.BytesIO(data))
+
+    with FileOutput(check_mode=check_mode, mode=0o600) as out:
+        changed, _value = out.stream(path, produce)
+        out.commit()
+    return changed
+
+
+def execute(module):
+    """Entry point of the olm_diagnose module."""
+    p = module.params
+    namespace, package = p["namespace"], p.get("package")
+    for option in ("events", "log_lines"):
+        if p[option] < 0:
+            raise ValueError(f"{option} must be 0 or more, not {p[option]}")
+    started = time.monotonic()
+    snapshot, notes = read_snapshot(module.client, namespace, package, p["events"])
+    findings = core.diagnose(snapshot)
+    lines = core.summary(findings, namespace, package)
+    result = {
+        "changed": False,
+        "findings": [f._asdict() for f in findings],
+        "causes": sorted({f.cause for f in findings}),
+        "summary": lines,
+        "counts": {key: len(snapshot.get(key) or []) for key in core.SNAPSHOT_KEYS},
+    }
+    if notes:
+        result["notes"] = notes
+    if p.get("dest"):
+        logs = pod_logs(module.client, namespace, core.operator_pods(snapshot), p["log_lines"])
+        files = bundle_files(snapshot, notes, logs, findings, lines)
+        top = f"olm-diagnose-{namespace}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        result["changed"] = write_tarball(p["dest"], top, files, module.check_mode)
+        result["dest"] = p["dest"]
+        result["files"] = sorted(f"{top}/{name}" for name in files)
+    result["duration"] = round(time.monotonic() - started, 3)
+    return result

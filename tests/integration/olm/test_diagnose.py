@@ -1,0 +1,109 @@
+"""olm_diagnose against the testbed's real OLM v0: the causes test_operator.py's failures do not produce - a CSV no
+Subscription references (with the support tarball), a Subscription OLM cannot resolve that blocks every install of
+its namespace, and an OperatorGroup the CSV's install modes do not allow. (The other causes are produced where the
+matching olm_operator failure is: test_operator.py.)"""
+
+import tarfile
+
+import pytest
+from lib.polling import poll_until
+
+pytestmark = pytest.mark.testbed
+
+GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
+CATALOG = "testbed-catalog"
+
+
+@pytest.fixture
+def catalog_ns(custom, namespace, testbed):
+    body = {
+        "apiVersion": f"{GROUP}/{V1ALPHA1}",
+        "kind": "CatalogSource",
+        "metadata": {"name": CATALOG, "namespace": namespace},
+        "spec": {"sourceType": "grpc", "address": testbed.catalog_address},
+    }
+    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
+    return namespace
+
+
+def subscribe(custom, namespace, name, package):
+    body = {
+        "apiVersion": f"{GROUP}/{V1ALPHA1}",
+        "kind": "Subscription",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"name": package, "source": CATALOG, "sourceNamespace": namespace, "channel": "stable"},
+    }
+    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "subscriptions", body)
+
+
+def diagnose(run_module, kubeconfig, namespace, package, **args):
+    result = run_module("olm_diagnose", dict(kubeconfig=kubeconfig, namespace=namespace, package=package, **args))
+    assert not result.get("failed"), result
+    return result
+
+
+def test_orphaned_csv_with_the_support_tarball(run_module, kubeconfig, catalog_ns, custom, tmp_path):
+    ns = catalog_ns
+    installed = run_module("olm_operator", dict(kubeconfig=kubeconfig, namespace=ns, package="kube-demo", catalog=CATALOG, channel="stable", version="0.0.1"))
+    assert not installed.get("failed"), installed.get("msg")
+    assert diagnose(run_module, kubeconfig, ns, "kube-demo")["findings"] == []  # a healthy install names nothing
+    custom.delete_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")
+
+    dest = tmp_path / "support" / "kube-demo.tar.gz"
+    result = diagnose(run_module, kubeconfig, ns, "kube-demo", dest=str(dest))
+    orphan = [f for f in result["findings"] if f["cause"] == "OrphanedCSV"]
+    assert [f["objects"] for f in orphan] == [["ClusterServiceVersion/kube-demo.v0.0.1"]], result["summary"]
+    assert result["changed"] is True and result["counts"]["csvs"] == 1 and result["counts"]["subscriptions"] == 0
+    with tarfile.open(dest) as tar:
+        names = tar.getnames()
+        summary = tar.extractfile(next(n for n in names if n.endswith("/summary.txt"))).read().decode()
+        csvs = tar.extractfile(next(n for n in names if n.endswith("/objects/csvs.yaml"))).read().decode()
+    assert names == result["files"] and "OrphanedCSV" in summary and "name: kube-demo.v0.0.1" in csvs
+    assert "managedFields" not in csvs
+
+    predicted = run_module("olm_diagnose", dict(kubeconfig=kubeconfig, namespace=ns, package="kube-demo", dest=str(tmp_path / "check.tar.gz")), check_mode=True)
+    assert predicted["changed"] is True and not (tmp_path / "check.tar.gz").exists()
+
+
+def test_an_unresolvable_subscription_blocks_the_whole_namespace(run_module, kubeconfig, catalog_ns, custom):
+    ns = catalog_ns
+    subscribe(custom, ns, "leftover", "no-such-operator")
+    subscribe(custom, ns, "kube-demo", "kube-demo")
+    # Without an OperatorGroup OLM does not even try: the Subscriptions stay without status.
+    (finding,) = diagnose(run_module, kubeconfig, ns, "kube-demo")["findings"]
+    assert finding["cause"] == "NoOperatorGroup" and finding["objects"] == ["Subscription/kube-demo", "Subscription/leftover"], finding
+    group = {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": "own"}, "spec": {"targetNamespaces": [ns]}}
+    custom.create_namespaced_custom_object(GROUP, "v1", ns, "operatorgroups", group)
+
+    def conditions():
+        sub = custom.get_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")
+        return {c["type"]: c for c in (sub.get("status") or {}).get("conditions") or [] if c.get("status") == "True"}
+
+    poll_until(conditions, 90, 0.5, "OLM to fail the namespace's resolution", until=lambda c: "ResolutionFailed" in c)
+    result = diagnose(run_module, kubeconfig, ns, "kube-demo")
+    causes = {f["cause"]: f for f in result["findings"]}
+    assert {"ConstraintsNotSatisfiable", "UnresolvableSubscriptionInNamespace"} <= set(causes), result["summary"]
+    blocking = causes["UnresolvableSubscriptionInNamespace"]
+    assert blocking["objects"] == ["Subscription/leftover"] and "fix or delete leftover" in blocking["fix"], blocking
+    # OLM writes leftover's failure onto kube-demo too: the finding names both Subscriptions once.
+    resolution = causes["ConstraintsNotSatisfiable"]
+    assert "the catalog of Subscription leftover has no package no-such-operator" in resolution["message"], resolution
+    assert resolution["objects"] == ["Subscription/kube-demo", "Subscription/leftover"], resolution
+
+
+def test_an_operator_group_the_install_modes_do_not_allow(run_module, kubeconfig, catalog_ns, custom):
+    """kube-demo supports OwnNamespace, SingleNamespace and AllNamespaces, not MultiNamespace."""
+    ns = catalog_ns
+    group = {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": "two"}, "spec": {"targetNamespaces": [ns, "default"]}}
+    custom.create_namespaced_custom_object(GROUP, "v1", ns, "operatorgroups", group)
+    subscribe(custom, ns, "kube-demo", "kube-demo")
+
+    def reason():
+        csvs = custom.list_namespaced_custom_object(GROUP, V1ALPHA1, ns, "clusterserviceversions")["items"]
+        return [(c.get("status") or {}).get("reason") for c in csvs]
+
+    poll_until(reason, 120, 0.5, "OLM to refuse the OperatorGroup", until=lambda reasons: "UnsupportedOperatorGroup" in reasons)
+    result = diagnose(run_module, kubeconfig, ns, "kube-demo")
+    (finding,) = [f for f in result["findings"] if f["cause"] == "InstallModeMismatch"]
+    assert "supported install modes: OwnNamespace, SingleNamespace, AllNamespaces" in finding["message"], finding
+    assert "OperatorGroup/two" in finding["objects"], finding

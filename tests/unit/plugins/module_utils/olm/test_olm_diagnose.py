@@ -1,0 +1,200 @@
+"""olm/diagnose.py: OLM's ConstraintsNotSatisfiable messages decoded clause by clause, and one table of namespace
+snapshots, each with the causes it must name (and a healthy one that names none)."""
+
+import pytest
+from unit_testlib import real_kubelet_crash_loop_pod
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as dg
+
+NS = "demo"
+
+# Messages as OLM v0.32+ writes them (operator-framework/operator-lifecycle-manager#2408 and
+# openshift/local-storage-operator#503 show the same shapes; ids here are the testbed's).
+ORPHAN_UPGRADE = (
+    "constraints not satisfiable: clusterserviceversion kube-demo.v0.0.1 exists and is not referenced by a subscription, "
+    "@existing/demo//kube-demo.v0.0.1 and testbed-catalog/demo/stable/kube-demo.v0.0.1 originate from package kube-demo, "
+    "subscription kube-demo requires testbed-catalog/demo/stable/kube-demo.v0.0.1, subscription kube-demo exists"
+)
+TWO_PROVIDERS = (
+    "constraints not satisfiable: subscription kube-demo requires testbed-catalog/demo/stable/kube-demo.v0.0.2, subscription kube-demo exists, "
+    "@existing/demo//kube-demo.v0.0.1 and testbed-catalog/demo/stable/kube-demo.v0.0.2 provide KubeDemo (demo.kubeforge.io/v1alpha1)"
+)
+MISSING_API = (
+    "constraints not satisfiable: bundle kube-demo-addon.v0.1.0 requires an operator providing an API with group: demo.kubeforge.io, "
+    "version: v1alpha1, kind: KubeDemo, subscription kube-demo-addon requires at least one of testbed-catalog/demo/stable/kube-demo-addon.v0.1.0, "
+    "other/demo/stable/kube-demo-addon.v0.1.0 or @existing/demo//kube-demo-addon.v0.0.9, subscription kube-demo-addon exists"
+)
+NO_PACKAGE = "constraints not satisfiable: no operators found in package nope in the catalog referenced by subscription nope, subscription nope exists"
+
+
+@pytest.mark.parametrize(
+    "message, clauses, words",
+    [
+        (
+            ORPHAN_UPGRADE,
+            4,
+            [
+                "CSV kube-demo.v0.0.1 is installed but no Subscription references it",
+                "only one operator of package kube-demo may be installed, and both installed kube-demo.v0.0.1 and "
+                "kube-demo.v0.0.1 (catalog demo/testbed-catalog, channel stable) would be",
+            ],
+        ),
+        (TWO_PROVIDERS, 3, ["all provide KubeDemo (demo.kubeforge.io/v1alpha1), and only one operator may provide an API"]),
+        (
+            MISSING_API,
+            3,
+            [
+                "bundle kube-demo-addon.v0.1.0 needs an operator that provides KubeDemo (demo.kubeforge.io/v1alpha1)",
+                "can only be met by kube-demo-addon.v0.1.0 (catalog demo/testbed-catalog, channel stable), kube-demo-addon.v0.1.0 "
+                "(catalog demo/other, channel stable) or installed kube-demo-addon.v0.0.9",
+            ],
+        ),
+        (NO_PACKAGE, 2, ["the catalog of Subscription nope has no package nope"]),
+        ("constraints not satisfiable", 0, []),
+        ("constraints not satisfiable: something new, subscription x exists", 2, ["something new"]),
+    ],
+)
+def test_decode_constraints(message, clauses, words):
+    decoded = dg.decode_constraints(message)
+    assert len(decoded) == clauses, decoded
+    plain = " | ".join(p for p, _f, _c in decoded)
+    for text in words:
+        assert text in plain, plain
+    assert [c for _p, _f, c in decoded] == dg.split_clauses(message)
+
+
+def cond(kind, value="True", reason=None, message=None):
+    return {"type": kind, "status": value, "reason": reason, "message": message}
+
+
+def sub(name, package=None, installed=None, conditions=(), plan=None):
+    st = {"conditions": list(conditions)}
+    if installed:
+        st["installedCSV"] = st["currentCSV"] = installed
+    if plan:
+        st["installPlanRef"] = {"name": plan}
+    return {"metadata": {"name": name, "namespace": NS}, "spec": {"name": package or name, "source": "cat", "sourceNamespace": NS}, "status": st}
+
+
+def csv(name, phase="Succeeded", reason=None, modes=("OwnNamespace",), deployments=("kube-demo-controller-manager",)):
+    return {
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "installModes": [{"type": m, "supported": True} for m in modes],
+            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": d} for d in deployments]}},
+        },
+        "status": {"phase": phase, "reason": reason, "message": f"{reason} text" if reason else None},
+    }
+
+
+def rs(name, deployment="kube-demo-controller-manager", failure=None):
+    conditions = [cond("ReplicaFailure", reason="FailedCreate", message=failure)] if failure else []
+    return {
+        "metadata": {"name": name, "annotations": {"deployment.kubernetes.io/revision": "1"}, "ownerReferences": [{"kind": "Deployment", "name": deployment}]},
+        "status": {"conditions": conditions},
+    }
+
+
+def pull_pod():
+    return {
+        "metadata": {"name": "op-1", "ownerReferences": [{"kind": "ReplicaSet", "name": "kube-demo-controller-manager-abc"}]},
+        "spec": {"containers": [{"name": "manager", "image": "quay.example/missing:v1"}]},
+        "status": {"containerStatuses": [{"name": "manager", "restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff", "message": "not found"}}}]},
+    }
+
+
+def catalog(state="READY"):
+    return {"metadata": {"name": "cat", "namespace": NS}, "spec": {"image": "r.example/cat:v1"}, "status": {"connectionState": {"lastObservedState": state}}}
+
+
+def apiservice(available="True"):
+    return {
+        "metadata": {"name": "v1.packages.operators.coreos.com"},
+        "status": {"conditions": [cond("Available", available, "Ok" if available == "True" else "MissingEndpoints")]},
+    }
+
+
+HEALTHY = {
+    "namespace": NS,
+    "package": "kube-demo",
+    "subscriptions": [sub("kube-demo", installed="kube-demo.v0.0.1")],
+    "csvs": [csv("kube-demo.v0.0.1")],
+    "operatorgroups": [{"metadata": {"name": NS}, "spec": {"targetNamespaces": [NS]}, "status": {"namespaces": [NS]}}],
+    "catalogsources": [catalog()],
+    "replicasets": [rs("kube-demo-controller-manager-abc")],
+    "packageserver": apiservice(),
+}
+
+
+def broken(**changes):
+    snap = dict(HEALTHY)
+    snap.update(changes)
+    return snap
+
+
+PLAN = {
+    "metadata": {"name": "install-x"},
+    "spec": {"clusterServiceVersionNames": ["kube-demo.v0.0.2", "kube-other.v1.0.0"], "approved": False},
+    "status": {"phase": "RequiresApproval", "plan": []},
+}
+PSA = 'pods "kube-demo-controller-manager-abc-x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false'
+SCC_EVENT = {
+    "involvedObject": {"kind": "ReplicaSet", "name": "kube-demo-controller-manager-abc"},
+    "message": 'Error creating: pods "x" is forbidden: unable to validate against any security context constraint: [...]',
+}
+
+SNAPSHOTS = [
+    ("healthy", HEALTHY, []),
+    ("orphaned CSV", broken(subscriptions=[], csvs=[csv("kube-demo.v0.0.1")]), ["OrphanedCSV"]),
+    (
+        "unsatisfiable resolution, written onto every Subscription of the namespace",
+        broken(
+            subscriptions=[
+                sub("kube-demo", installed="kube-demo.v0.0.1", conditions=[cond("ResolutionFailed", reason="ConstraintsNotSatisfiable", message=NO_PACKAGE)]),
+                sub("nope", conditions=[cond("ResolutionFailed", reason="ConstraintsNotSatisfiable", message=NO_PACKAGE)]),
+            ]
+        ),
+        ["ConstraintsNotSatisfiable", "UnresolvableSubscriptionInNamespace"],
+    ),
+    (
+        "install mode the OperatorGroup does not allow",
+        broken(csvs=[csv("kube-demo.v0.0.1", "Failed", "UnsupportedOperatorGroup", modes=("AllNamespaces",))]),
+        ["InstallModeMismatch"],
+    ),
+    ("a plan that carries another operator", broken(installplans=[PLAN]), ["InstallPlanCarriesOtherOperators"]),
+    ("no OperatorGroup: OLM resolves nothing", broken(operatorgroups=[], subscriptions=[sub("kube-demo")], csvs=[]), ["NoOperatorGroup"]),
+    (
+        "Pod Security rejects the pods",
+        broken(csvs=[csv("kube-demo.v0.0.1", "Installing")], replicasets=[rs("kube-demo-controller-manager-abc", failure=PSA)]),
+        ["PodSecurityRejected"],
+    ),
+    ("an SCC rejects the pods", broken(events=[SCC_EVENT]), ["SCCRejected"]),
+    ("a crash loop on a real kubelet", broken(pods=[real_kubelet_crash_loop_pod()]), ["CrashLoop"]),
+    ("an image that cannot be pulled", broken(pods=[pull_pod()]), ["ImagePullFailed"]),
+    ("a catalog that is not serving", broken(catalogsources=[catalog("TRANSIENT_FAILURE")]), ["CatalogNotServing"]),
+    ("the packageserver is down", broken(packageserver=apiservice("False")), ["PackageServerUnavailable"]),
+    ("another failed CSV", broken(csvs=[csv("kube-demo.v0.0.1", "Failed", "InstallCheckFailed")]), ["CSVFailed"]),
+]
+
+
+@pytest.mark.parametrize("snapshot, causes", [c[1:] for c in SNAPSHOTS], ids=[c[0] for c in SNAPSHOTS])
+def test_diagnose_names_each_cause(snapshot, causes):
+    findings = dg.diagnose(snapshot)
+    assert [f.cause for f in findings] == causes, findings
+    for finding in findings:
+        assert finding.message and finding.objects, finding
+    lines = dg.summary(findings, NS, "kube-demo")
+    assert lines[0].startswith("package kube-demo in namespace demo: ")
+    assert len(lines) == 1 + sum(2 if f.fix else 1 for f in findings)
+
+
+def test_the_decoded_resolution_names_the_fix_and_each_subscription_once():
+    snapshot = broken(
+        subscriptions=[
+            sub("kube-demo", conditions=[cond("ResolutionFailed", reason="ConstraintsNotSatisfiable", message=ORPHAN_UPGRADE)]),
+        ]
+    )
+    (finding,) = [f for f in dg.diagnose(snapshot) if f.cause == "ConstraintsNotSatisfiable"]
+    assert "CSV kube-demo.v0.0.1 is installed but no Subscription references it" in finding.message
+    assert "is part of the resolution" not in finding.message
+    assert finding.fix.startswith("delete the orphaned CSV kube-demo.v0.0.1") and finding.objects == ["Subscription/kube-demo"]

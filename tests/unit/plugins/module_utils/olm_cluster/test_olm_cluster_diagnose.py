@@ -1,0 +1,64 @@
+"""olm_cluster/diagnose.py: the support tarball's files (secret-named environment values masked, managedFields
+dropped) written atomically through the file-output service, and nothing written in check mode."""
+
+import tarfile
+
+import pytest
+import yaml
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import diagnose as glue
+
+CSV = {
+    "metadata": {"name": "kube-demo.v0.0.1", "managedFields": [{"manager": "olm"}]},
+    "spec": {
+        "install": {
+            "spec": {
+                "deployments": [
+                    {
+                        "name": "d",
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "containers": [{"name": "m", "env": [{"name": "DB_PASSWORD", "value": "hunter2"}, {"name": "LOG_LEVEL", "value": "debug"}]}]
+                                }
+                            }
+                        },
+                    }
+                ]
+            }
+        }
+    },
+}
+
+
+def files():
+    snapshot = {"namespace": "demo", "csvs": [CSV], "subscriptions": [], "packageserver": {"metadata": {"name": "v1.packages.operators.coreos.com"}}}
+    findings = core.diagnose(snapshot)
+    return glue.bundle_files(snapshot, ["Event not read: forbidden"], {"op-1/manager": "panic: no CRD\n"}, findings, core.summary(findings, "demo"))
+
+
+def test_bundle_files_mask_secret_env_values_and_drop_managed_fields():
+    out = files()
+    (stored,) = list(yaml.safe_load_all(out["objects/csvs.yaml"]))
+    env = stored["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "DB_PASSWORD", "value": glue.MASKED}, {"name": "LOG_LEVEL", "value": "debug"}]
+    assert "managedFields" not in stored["metadata"] and b"hunter2" not in b"".join(out.values())
+    assert out["logs/op-1_manager.log"] == b"panic: no CRD\n"
+    assert b"OrphanedCSV" in out["findings.json"] and b"note: Event not read: forbidden" in out["summary.txt"]
+    assert CSV["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == "hunter2"
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_the_tarball_is_written_atomically_or_not_at_all(tmp_path, check_mode):
+    dest = tmp_path / "sub" / "bundle.tar.gz"
+    changed = glue.write_tarball(str(dest), "olm-diagnose-demo-x", files(), check_mode)
+    assert changed is True
+    if check_mode:
+        assert not dest.exists()
+        return
+    assert oct(dest.stat().st_mode & 0o777) == "0o600"
+    with tarfile.open(dest) as tar:
+        names = tar.getnames()
+    assert "olm-diagnose-demo-x/summary.txt" in names and "olm-diagnose-demo-x/objects/csvs.yaml" in names
+    assert [p.name for p in dest.parent.iterdir()] == ["bundle.tar.gz"]  # no temporary file left
