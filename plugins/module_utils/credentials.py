@@ -82,7 +82,7 @@ def strings_in(value):
 
 
 # Keys under a kubeconfig's users[].user whose values are secrets (static tokens, basic auth, client keys, the
-# auth-provider plugins' tokens and client secrets); exec plugins' env values are treated as secrets too.
+# auth-provider plugins' tokens and client secrets); exec plugins' arguments and env values are treated as secrets too.
 _KUBECONFIG_SECRET_KEY_RE = re.compile(r"token|password|secret|key-data|credential", re.I)
 
 
@@ -104,11 +104,10 @@ def kubeconfig_secrets(kubeconfig):
     for entry in (kubeconfig or {}).get("users") or []:
         user = entry.get("user") if isinstance(entry, dict) else None
         if isinstance(user, dict):
-            walk(user, False)
-            exec_env = (user.get("exec") or {}).get("env") if isinstance(user.get("exec"), dict) else None
-            for env in exec_env or []:
-                if isinstance(env, dict) and isinstance(env.get("value"), str) and env["value"]:
-                    secrets.append(env["value"])
+            plugin = user.get("exec") if isinstance(user.get("exec"), dict) else {}
+            walk({k: v for k, v in user.items() if k != "exec"}, False)
+            # An exec plugin's arguments and environment may carry secrets (--client-secret ...): all of them count.
+            walk({"args": plugin.get("args"), "env": [e.get("value") for e in plugin.get("env") or [] if isinstance(e, dict)]}, True)
     return secrets
 
 

@@ -114,9 +114,11 @@ options:
   undo:
     description:
       - Undo the canary rollout in progress, paused or halted - C(kubectl rollout undo) for it. The module applies the
-        template of the previous ControllerRevision again (with C(maxUnavailable=1)), waits until every node runs it,
-        restores the original C(updateStrategy) and removes the rollout's annotations, so the DaemonSet is as it was
-        before the rollout started and a later run of either template starts afresh. The run succeeds (RV(phase=done)).
+        template of the previous ControllerRevision (the newest one before the current template) again, with
+        C(maxUnavailable=1), waits until every node runs it, restores the original C(updateStrategy) and removes the
+        rollout's annotations, so a later run of either template starts afresh. The run succeeds (RV(phase=done)).
+      - When a rollout replaced an unfinished one, the previous revision is the unfinished one's template, not the
+        one before both.
       - After a rollout that O(on_failure=rollback) rolled back (RV(phase=rolledback)), it only removes the record of
         the failed template (which otherwise refuses that template until it changes).
       - Without a rollout in progress it changes nothing. O(template) and O(images) are refused with it.

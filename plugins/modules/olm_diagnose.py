@@ -29,10 +29,12 @@ description:
     V(CrashLoop), V(ImagePullFailed) (with what to check when no mirror covers the image), V(BundleUnpackFailed),
     V(CatalogNotServing), V(PackageServerUnavailable), V(CSVFailed) for other failed CSVs, and OLM''s own reason for
     other resolution failures.'
-  - With O(dest), everything read is also written to a gzip'd tarball for a support case, atomically - one YAML file
-    per kind (C(managedFields) dropped; values of environment variables named like a password, secret, token or key
-    masked), the last log lines of the stuck or crashed containers of the operator's pods (where the node serves
-    logs), RV(findings) as C(findings.json) and RV(summary) as C(summary.txt). Secrets are never read.
+  - With O(dest), everything read is also written to a gzip'd tarball for a support case, atomically - one JSON
+    C(List) per kind, as C(kubectl get -o json) writes it (C(managedFields) dropped; values of environment variables
+    named like a password, secret, token or key, the bundle manifests inlined in InstallPlan steps and kubectl's
+    C(last-applied-configuration) masked), the last
+    log lines of the stuck or crashed containers of the operator's pods (where the node serves logs), RV(findings) as
+    C(findings.json) and RV(summary) as C(summary.txt). Secrets are not listed.
   - Read-only on the cluster.
 options:
   namespace:

@@ -551,6 +551,9 @@ def _undo(observed, phase):
         text = f"rolled back to the previous revision on request and restored the update strategy ({progress(observed)})"
         patch = json_patch(ds, strategy=original_strategy(ds), remove=ANNOTATIONS)
         return Action(PATCH, text, "CanaryUndone", patch=patch, event=Event("Normal", "CanaryUndone", text), phase=None)
+    if (ds.observed_generation or 0) < (ds.generation or 0) or observed.updated_hash is None:
+        # Right after a step: the previous revision is only known once the controller has seen the current template.
+        return Action(WAIT, f"the DaemonSet controller to observe generation {ds.generation} ({progress(observed)})", "ObservedGeneration", phase=phase)
     if observed.previous_template is None:
         return Action(FAIL, f"cannot undo the canary rollout of DaemonSet {ds.name}: no previous ControllerRevision", "NoPreviousRevision", phase=phase)
     failure = (ds.annotations or {}).get(FAILURE)

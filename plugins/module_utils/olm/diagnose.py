@@ -28,7 +28,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     POD_FAILURES,
     UNPACK_REF_LABEL,
     condition,
-    condition_true,
     csv_deployment_names,
     first_problem,
     is_copied_csv,
@@ -59,7 +58,11 @@ CLAUSE_START = re.compile(
     r"bundle \S+ (?:requires|is deprecated)|there can be only one |\S+(?:, \S+)* and \S+ (?:provide|originate from package) |"
     r"\S+ (?:is mandatory|is prohibited|has a dependency|requires at least one of|conflicts with|permits at most)"
 )
-ID = r"\S+"
+ID_LIST = re.compile(r"^\S+(?:, \S+)*$")
+# The Subscriptions a clause names as the ones OLM cannot satisfy (not "subscription X exists").
+UNSATISFIED_SUBSCRIPTION = re.compile(
+    r"referenced by subscription (\S+)$|^subscription (\S+) requires |^no operators found matching the criteria of subscription (\S+)$"
+)
 CLAUSES = (
     (
         r"no operators found from catalog (?P<catalog>\S+) in namespace (?P<ns>\S+) referenced by subscription (?P<sub>\S+)",
@@ -174,7 +177,7 @@ def split_clauses(message):
     parts.append(text[start:])
     clauses = []
     for part in parts:
-        if clauses and " " not in clauses[-1]:  # a bare id starts a list: "A, B and C provide ..."
+        if clauses and ID_LIST.match(clauses[-1]):  # bare ids start a list: "A, B, C and D provide ..."
             clauses[-1] = f"{clauses[-1]}, {part}"
         else:
             clauses.append(part)
@@ -227,13 +230,22 @@ def _resolution_failures(snap):
 
 
 def _blocking_subscriptions(snap):
-    """OLM resolves a namespace as a whole: one Subscription it cannot resolve fails every other one with it."""
+    """OLM resolves a namespace as a whole: one Subscription it cannot resolve fails every other one with it. OLM
+    writes the failure onto every Subscription, so the blockers are the ones its clauses name, other than ours."""
     package = snap.get("package")
-    if not package:
+    ours = {name_of(s) for s in snap["subscriptions"] if spec(s).get("name") == package}
+    if not package or not ours:
         return []
-    failed = [s for s in snap["subscriptions"] if condition_true(s, "ResolutionFailed") and spec(s).get("name") != package]
-    ours = [s for s in snap["subscriptions"] if spec(s).get("name") == package]
-    if not failed or not ours:
+    named = set()
+    for sub in snap["subscriptions"]:
+        cond = condition(sub, "ResolutionFailed") or {}
+        if cond.get("status") == "True" and cond.get("reason") == "ConstraintsNotSatisfiable":
+            for clause in split_clauses(cond.get("message")):
+                match = UNSATISFIED_SUBSCRIPTION.search(clause)
+                if match:
+                    named.add(next(g for g in match.groups() if g))
+    failed = [s for s in snap["subscriptions"] if name_of(s) in named - ours]
+    if not failed or named & ours:
         return []
     names = ", ".join(sorted(name_of(s) for s in failed))
     return [
@@ -259,9 +271,11 @@ def _referenced_csvs(snap):
 
 def _orphaned_csvs(snap):
     referenced = _referenced_csvs(snap)
+    # The CSV an upgrade replaces stays (phase Replacing, then Deleting) until the new one succeeds.
+    replaced = {spec(c).get("replaces") for c in snap["csvs"] if name_of(c) in referenced}
     findings = []
     for csv in snap["csvs"]:
-        if is_copied_csv(csv) or name_of(csv) in referenced:
+        if is_copied_csv(csv) or name_of(csv) in referenced | replaced or status(csv).get("phase") in ("Replacing", "Deleting"):
             continue
         name = name_of(csv)
         findings.append(

@@ -337,9 +337,15 @@ def _restarting_container(pod, now):
         if restarts and state.get("waiting"):
             return container, f"is {state['waiting'].get('reason') or 'waiting'}"
         started = parse_time((state.get("running") or {}).get("startedAt"))
-        if restarts and now is not None and started is not None and now - started < STEADY_SECONDS:
+        # A node clock ahead of ours gives a negative age: count that as steady rather than wait for the skew.
+        if restarts and now is not None and started is not None and 0 <= now - started < STEADY_SECONDS:
             return container, f"restarted {int(now - started)} s ago"
     return None, None
+
+
+def live_pod(pod):
+    """False for a pod that is being deleted or is over (an evicted or shut-down pod stays until collected)."""
+    return not metadata(pod).get("deletionTimestamp") and status(pod).get("phase") not in ("Succeeded", "Failed")
 
 
 def workload_restarting(csv, replicasets, pods, now):
@@ -347,7 +353,7 @@ def workload_restarting(csv, replicasets, pods, now):
     (see _restarting_container); None if each one runs steadily."""
     set_names = {name_of(rs) for rs in newest_replicasets(replicasets, set(csv_deployment_names(csv)))}
     for pod in pods:
-        if owned_by(pod, "ReplicaSet", set_names):
+        if owned_by(pod, "ReplicaSet", set_names) and live_pod(pod):
             container, doing = _restarting_container(pod, now)
             if container is not None:
                 return f"pod {name_of(pod)} container {container.get('name')} {doing} (restarts: {container.get('restartCount') or 0})"
@@ -367,7 +373,7 @@ def workload_problem(csv, replicasets, pods, config=None):
             return problem
     set_names = {name_of(rs) for rs in own_sets}
     for pod in pods:
-        if owned_by(pod, "ReplicaSet", set_names) and (not config or carries_config(pod, config)):
+        if owned_by(pod, "ReplicaSet", set_names) and live_pod(pod) and (not config or carries_config(pod, config)):
             problem = first_problem(POD_FAILURES, pod)
             if problem:
                 return problem

@@ -5,9 +5,11 @@
 (``olm/diagnose.py``) and optionally write everything read into a support tarball (through the one file-output
 service, so it is written atomically or not at all).
 
-The tarball holds one YAML file per kind (``managedFields`` dropped, environment values of variables named like a
-secret masked), the Warning events, the last log lines of the operator's crashed or stuck containers (where the
-node serves logs: simulated nodes do not), ``findings.json`` and ``summary.txt``. Secrets are never read.
+The tarball holds one JSON ``List`` per kind, as ``kubectl get -o json`` writes it (``managedFields`` dropped;
+environment values of variables named like a secret, InstallPlan steps' inline manifests and kubectl's
+last-applied-configuration masked), the Warning events,
+the last log lines of the operator's crashed or stuck containers (where the node serves logs: simulated nodes do
+not), ``findings.json`` and ``summary.txt``. Secrets are not listed.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,11 +18,10 @@ __metaclass__ = type
 
 import io
 import json
+import os
 import re
 import tarfile
 import time
-
-import yaml
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
@@ -114,12 +115,21 @@ def pod_logs(client, namespace, pods, lines):
     return logs
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 def _mask_env(value):
-    """A copy of ``value`` with the values of environment variables named like secrets masked."""
+    """A copy of ``value`` without what may hold secrets: values of environment variables named like secrets,
+    InstallPlan steps' inline manifests (every bundle object, Secrets included, as JSON) and kubectl's
+    last-applied-configuration annotation (a second copy of the object)."""
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
-            if key == "env" and isinstance(item, list):
+            if key == "manifest" and isinstance(item, str):
+                out[key] = MASKED
+            elif key == "annotations" and isinstance(item, dict) and LAST_APPLIED in item:
+                out[key] = {k: (MASKED if k == LAST_APPLIED else v) for k, v in item.items()}
+            elif key == "env" and isinstance(item, list):
                 out[key] = [
                     dict(e, value=MASKED) if isinstance(e, dict) and "value" in e and SECRET_NAME.search(str(e.get("name"))) else _mask_env(e) for e in item
                 ]
@@ -131,17 +141,21 @@ def _mask_env(value):
     return value
 
 
+def _json(value):
+    return (json.dumps(value, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8")
+
+
 def bundle_files(snapshot, notes, logs, findings, lines):
     """``{relative path: bytes}`` of the support tarball (pure)."""
     files = {}
     for key in core.SNAPSHOT_KEYS:
         objects = [_mask_env(public(obj)) for obj in snapshot.get(key) or []]
-        files[f"objects/{key}.yaml"] = yaml.safe_dump_all(objects, sort_keys=False).encode("utf-8")
+        files[f"objects/{key}.json"] = _json({"apiVersion": "v1", "kind": "List", "items": objects})
     if snapshot.get("packageserver") is not None:
-        files["objects/packageserver-apiservice.yaml"] = yaml.safe_dump(public(snapshot["packageserver"]), sort_keys=False).encode("utf-8")
+        files["objects/packageserver-apiservice.json"] = _json(public(snapshot["packageserver"]))
     for key, text in sorted(logs.items()):
         files[f"logs/{key.replace('/', '_')}.log"] = text.encode("utf-8")
-    files["findings.json"] = json.dumps([f._asdict() for f in findings], indent=2).encode("utf-8")
+    files["findings.json"] = _json([f._asdict() for f in findings])
     files["summary.txt"] = ("\n".join(lines + [f"note: {n}" for n in notes]) + "\n").encode("utf-8")
     return files
 
@@ -160,6 +174,8 @@ def write_tarball(path, top, files, check_mode):
     with FileOutput(check_mode=check_mode, mode=0o600) as out:
         changed, _value = out.stream(path, produce)
         out.commit()
+    if not check_mode:
+        os.chmod(path, 0o600)  # FileOutput keeps a replaced file's mode; a support bundle stays private
     return changed
 
 

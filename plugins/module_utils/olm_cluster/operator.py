@@ -390,13 +390,13 @@ def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
     """The version of ``csv_name`` in the channel's entries ({CSV name: version}); an error naming the entries when
     the channel does not list it. When the catalog cannot be asked (no PackageManifest yet, or none served), the
     version of a conventional name ``<package>.v<version>`` (OLM's resolution then checks it), else an error."""
-    if manifest is None:
+    if manifest is None or not versions:
         prefix = f"{package}.v"
         if csv_name.startswith(prefix) and len(csv_name) > len(prefix):
-            warnings.append(f"starting_csv {csv_name}: the catalog's PackageManifest cannot be read; version taken from the name")
+            warnings.append(f"starting_csv {csv_name}: the catalog does not list the channel's versions; version taken from the name")
             return csv_name[len(prefix) :]
         raise OperatorError(
-            f"starting_csv {csv_name}: the PackageManifest of {package} cannot be read and the name is not {prefix}<version>; set version instead"
+            f"starting_csv {csv_name}: the catalog does not list the versions of {package} and the name is not {prefix}<version>; set version instead"
         )
     if csv_name not in versions or not versions[csv_name]:
         listed = ", ".join(sorted(versions)) or "none"

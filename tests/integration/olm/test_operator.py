@@ -50,12 +50,12 @@ def ok(result):
 
 
 def diagnosed(run_module, kubeconfig, namespace, package, cause, **args):
-    """olm_diagnose after a failure: the finding of ``cause`` (asserting there is one)."""
+    """olm_diagnose after a failure: its finding of ``cause`` (asserting there is one)."""
     result = run_module("olm_diagnose", dict(kubeconfig=kubeconfig, namespace=namespace, package=package, **args))
     assert not result.get("failed"), result
     found = [f for f in result["findings"] if f["cause"] == cause]
     assert found, result["summary"]
-    return found[0], result
+    return found[0]
 
 
 def operator(run_module, kubeconfig, namespace, package="kube-demo", check_mode=False, diff=False, **args):
@@ -162,7 +162,7 @@ def test_unknown_package_fails_fast_with_olm_reason(run_module, kubeconfig, cata
     assert result["failed"] and result["reason"] == "ConstraintsNotSatisfiable", result
     assert "no-such-operator" in result["msg"]
     assert elapsed < 15, elapsed
-    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "no-such-operator", "ConstraintsNotSatisfiable")
+    finding = diagnosed(run_module, kubeconfig, catalog_ns, "no-such-operator", "ConstraintsNotSatisfiable")
     assert "the catalog of Subscription no-such-operator has no package no-such-operator" in finding["message"], finding
 
 
@@ -178,7 +178,7 @@ def test_crashlooping_operator_fails_with_csv_phase(run_module, kubeconfig, cata
     assert result["reason"] == "CrashLoopBackOff"
     assert "kube-crashloop.v0.1.0 phase Installing" in result["msg"] and "CrashLoopBackOff" in result["msg"]
     assert result["csv_phase"] == "Installing"
-    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-crashloop", "CrashLoop")
+    finding = diagnosed(run_module, kubeconfig, catalog_ns, "kube-crashloop", "CrashLoop")
     assert "kube-crashloop-controller-manager-" in finding["message"] and finding["objects"][0].startswith("Pod/"), finding
 
 
@@ -189,7 +189,7 @@ def test_scc_refusal_fails_fast(run_module, kubeconfig, catalog_ns):
     assert result["failed"] and result["reason"] == "FailedCreate", result
     assert "unable to validate against any security context constraint" in result["msg"] and "Privileged containers are not allowed" in result["msg"]
     assert time.monotonic() - started < 60
-    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-privileged", "SCCRejected")
+    finding = diagnosed(run_module, kubeconfig, catalog_ns, "kube-privileged", "SCCRejected")
     assert "scc_access" in finding["fix"], finding
 
 
@@ -203,7 +203,7 @@ def test_pod_security_rejection_fails_fast(run_module, kubeconfig, catalog_ns, a
     assert result["failed"] and result["reason"] == "FailedCreate", result
     assert "violates PodSecurity" in result["msg"] and "privileged" in result["msg"]
     assert time.monotonic() - started < 60
-    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-privileged", "PodSecurityRejected")
+    finding = diagnosed(run_module, kubeconfig, catalog_ns, "kube-privileged", "PodSecurityRejected")
     assert finding["objects"][0].startswith("ReplicaSet/kube-privileged-controller-manager-"), finding
 
 
@@ -213,7 +213,7 @@ def test_catalog_with_nothing_listening(run_module, kubeconfig, namespace, custo
     assert result["failed"], result
     assert f"CatalogSource {namespace}/{CATALOG}" in result["msg"] and "TRANSIENT_FAILURE" in result["msg"]
     assert result["reason"] == "CatalogSourceUnhealthy"
-    finding, _ = diagnosed(run_module, kubeconfig, namespace, "kube-demo", "CatalogNotServing")
+    finding = diagnosed(run_module, kubeconfig, namespace, "kube-demo", "CatalogNotServing")
     assert finding["objects"] == [f"CatalogSource/{namespace}/{CATALOG}"] and "TRANSIENT_FAILURE" in finding["message"], finding
 
 
@@ -225,7 +225,7 @@ def test_plan_with_another_subscriptions_csv_is_not_approved(run_module, kubecon
     assert result["failed"] and result["reason"] == "ForeignCSVsInInstallPlan", result
     assert "kube-demo.v0.0.2" in result["msg"]
     assert all(not p["spec"]["approved"] for p in items(custom, ns, "installplans") if "kube-demo-addon.v0.1.0" in p["spec"]["clusterServiceVersionNames"])
-    finding, _ = diagnosed(run_module, kubeconfig, ns, "kube-demo-addon", "InstallPlanCarriesOtherOperators")
+    finding = diagnosed(run_module, kubeconfig, ns, "kube-demo-addon", "InstallPlanCarriesOtherOperators")
     assert "kube-demo.v0.0.2" in finding["message"] and "kube-demo-addon.v0.1.0" in finding["message"], finding
 
 
@@ -353,5 +353,5 @@ def test_image_pull_failure_on_the_real_node_fails_fast(run_module, kubeconfig, 
     assert time.monotonic() - started < 120, "olm_operator waited for its timeout instead of failing fast"
     pods = client.CoreV1Api(api).list_namespaced_pod(catalog_ns).items
     assert real_node["name"] in {p.spec.node_name for p in pods}
-    finding, _ = diagnosed(run_module, kubeconfig, catalog_ns, "kube-demo", "ImagePullFailed")
+    finding = diagnosed(run_module, kubeconfig, catalog_ns, "kube-demo", "ImagePullFailed")
     assert "example.invalid/kubeforge/" in finding["fix"] and "ImageDigestMirrorSet" in finding["fix"], finding

@@ -56,7 +56,10 @@ KUBECONFIG = {
             "name": "oidc",
             "user": {"auth-provider": {"name": "oidc", "config": {"id-token": "eyJ.id", "client-secret": "cs-1", "idp-issuer-url": "https://idp"}}},
         },
-        {"name": "exec", "user": {"exec": {"command": "get-token", "env": [{"name": "TOKEN_SEED", "value": "seed-1"}]}}},
+        {
+            "name": "exec",
+            "user": {"exec": {"command": "get-token", "args": ["--client-secret", "cs-2"], "env": [{"name": "TOKEN_SEED", "value": "seed-1"}]}},
+        },
     ],
     "contexts": [{"name": "testbed", "context": {"cluster": "testbed", "user": "admin"}}],
     "current-context": "testbed",
@@ -64,7 +67,7 @@ KUBECONFIG = {
 
 
 def test_kubeconfig_secrets_are_the_users_credentials_only():
-    assert sorted(kubeconfig_secrets(KUBECONFIG)) == sorted([SECRET, "S0VZLS0t", "eyJ.id", "cs-1", "seed-1"])
+    assert sorted(kubeconfig_secrets(KUBECONFIG)) == sorted([SECRET, "S0VZLS0t", "eyJ.id", "cs-1", "--client-secret", "cs-2", "seed-1"])
     assert kubeconfig_secrets({"clusters": KUBECONFIG["clusters"]}) == []
 
 

@@ -555,6 +555,14 @@ CASES += [
         {},
     ),
     (
+        "undo right after a step waits for the controller",
+        UNDO,
+        seen(daemonset(ann=annotations(ro.CANARY), observed=6, updated=1), NEW_READY),
+        ro.WAIT,
+        "ObservedGeneration",
+        {},
+    ),
+    (
         "undo without a previous revision: refused",
         UNDO,
         seen(daemonset(ann=annotations(ro.CANARY), updated=1), NEW_READY, [revision(H2, V2, 2)]),

@@ -890,6 +890,8 @@ STEADY_CASES = [
     ("a crash loop", container_in(EXITED, 3), olm.FAIL, "exited with code 1 (Error), restarted with back-off"),
     ("running since the start", container_in(STARTED, 0), olm.DONE, V1),
     ("still being created", container_in({"waiting": {"reason": "ContainerCreating"}}, 0), olm.DONE, V1),
+    ("a node clock ahead of ours", container_in({"running": {"startedAt": "2027-01-15T08:00:30Z"}}, 2), olm.DONE, V1),
+    ("an evicted pod kept until collected", dict(container_in(EXITED, 4), status=dict(container_in(EXITED, 4)["status"], phase="Failed")), olm.DONE, V1),
 ]
 
 

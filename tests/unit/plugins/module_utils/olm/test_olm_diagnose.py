@@ -24,6 +24,10 @@ MISSING_API = (
     "version: v1alpha1, kind: KubeDemo, subscription kube-demo-addon requires at least one of testbed-catalog/demo/stable/kube-demo-addon.v0.1.0, "
     "other/demo/stable/kube-demo-addon.v0.1.0 or @existing/demo//kube-demo-addon.v0.0.9, subscription kube-demo-addon exists"
 )
+WRONG_CHANNEL = (
+    "constraints not satisfiable: no operators found in channel nightly of package kube-demo in the catalog referenced by subscription kube-demo, "
+    "subscription kube-demo exists"
+)
 NO_PACKAGE = "constraints not satisfiable: no operators found in package nope in the catalog referenced by subscription nope, subscription nope exists"
 
 
@@ -50,6 +54,14 @@ NO_PACKAGE = "constraints not satisfiable: no operators found in package nope in
             ],
         ),
         (NO_PACKAGE, 2, ["the catalog of Subscription nope has no package nope"]),
+        (
+            "constraints not satisfiable: bundle x.v1 is deprecated, c/ns/a/a.v1, c/ns/a/b.v2, c/ns/a/c.v3 and c/ns/b/d.v4 provide Foo (example.com/v1)",
+            2,
+            [
+                "a.v1 (catalog ns/c, channel a), b.v2 (catalog ns/c, channel a), c.v3 (catalog ns/c, channel a) "
+                "and d.v4 (catalog ns/c, channel b) all provide Foo"
+            ],
+        ),
         ("constraints not satisfiable", 0, []),
         ("constraints not satisfiable: something new, subscription x exists", 2, ["something new"]),
     ],
@@ -160,6 +172,25 @@ SNAPSHOTS = [
         "install mode the OperatorGroup does not allow",
         broken(csvs=[csv("kube-demo.v0.0.1", "Failed", "UnsupportedOperatorGroup", modes=("AllNamespaces",))]),
         ["InstallModeMismatch"],
+    ),
+    (
+        "our own Subscription fails: its healthy neighbour, which OLM marks too, does not block",
+        broken(
+            subscriptions=[
+                sub("kube-demo", conditions=[cond("ResolutionFailed", reason="ConstraintsNotSatisfiable", message=WRONG_CHANNEL)]),
+                sub("neighbour", installed="neighbour.v1", conditions=[cond("ResolutionFailed", reason="ConstraintsNotSatisfiable", message=WRONG_CHANNEL)]),
+            ],
+            csvs=[csv("neighbour.v1")],
+        ),
+        ["ConstraintsNotSatisfiable"],
+    ),
+    (
+        "the CSV an upgrade replaces is no orphan",
+        broken(
+            subscriptions=[sub("kube-demo", installed="kube-demo.v0.0.2")],
+            csvs=[csv("kube-demo.v0.0.1", "Replacing"), dict(csv("kube-demo.v0.0.2", "Installing"), spec=dict(csv("x")["spec"], replaces="kube-demo.v0.0.1"))],
+        ),
+        [],
     ),
     ("a plan that carries another operator", broken(installplans=[PLAN]), ["InstallPlanCarriesOtherOperators"]),
     ("no OperatorGroup: OLM resolves nothing", broken(operatorgroups=[], subscriptions=[sub("kube-demo")], csvs=[]), ["NoOperatorGroup"]),

@@ -1,10 +1,10 @@
 """olm_cluster/diagnose.py: the support tarball's files (secret-named environment values masked, managedFields
 dropped) written atomically through the file-output service, and nothing written in check mode."""
 
+import json
 import tarfile
 
 import pytest
-import yaml
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import diagnose as glue
@@ -32,18 +32,33 @@ CSV = {
 }
 
 
+PLAN = {
+    "metadata": {"name": "install-1", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": '{"spec": "hunter2"}', "team": "a"}},
+    "status": {"plan": [{"resource": {"kind": "Secret", "name": "creds", "manifest": '{"data": {"password": "hunter2"}}'}}]},
+}
+
+
 def files():
-    snapshot = {"namespace": "demo", "csvs": [CSV], "subscriptions": [], "packageserver": {"metadata": {"name": "v1.packages.operators.coreos.com"}}}
+    snapshot = {
+        "namespace": "demo",
+        "csvs": [CSV],
+        "installplans": [PLAN],
+        "subscriptions": [],
+        "packageserver": {"metadata": {"name": "v1.packages.operators.coreos.com"}},
+    }
     findings = core.diagnose(snapshot)
     return glue.bundle_files(snapshot, ["Event not read: forbidden"], {"op-1/manager": "panic: no CRD\n"}, findings, core.summary(findings, "demo"))
 
 
 def test_bundle_files_mask_secret_env_values_and_drop_managed_fields():
     out = files()
-    (stored,) = list(yaml.safe_load_all(out["objects/csvs.yaml"]))
+    (stored,) = json.loads(out["objects/csvs.json"])["items"]
     env = stored["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert env == [{"name": "DB_PASSWORD", "value": glue.MASKED}, {"name": "LOG_LEVEL", "value": "debug"}]
     assert "managedFields" not in stored["metadata"] and b"hunter2" not in b"".join(out.values())
+    (plan,) = json.loads(out["objects/installplans.json"])["items"]
+    assert plan["status"]["plan"][0]["resource"] == {"kind": "Secret", "name": "creds", "manifest": glue.MASKED}
+    assert plan["metadata"]["annotations"]["team"] == "a"
     assert out["logs/op-1_manager.log"] == b"panic: no CRD\n"
     assert b"OrphanedCSV" in out["findings.json"] and b"note: Event not read: forbidden" in out["summary.txt"]
     assert CSV["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == "hunter2"
@@ -52,13 +67,16 @@ def test_bundle_files_mask_secret_env_values_and_drop_managed_fields():
 @pytest.mark.parametrize("check_mode", [False, True])
 def test_the_tarball_is_written_atomically_or_not_at_all(tmp_path, check_mode):
     dest = tmp_path / "sub" / "bundle.tar.gz"
+    dest.parent.mkdir()
+    dest.write_bytes(b"an older bundle")
+    dest.chmod(0o644)
     changed = glue.write_tarball(str(dest), "olm-diagnose-demo-x", files(), check_mode)
     assert changed is True
     if check_mode:
-        assert not dest.exists()
+        assert dest.read_bytes() == b"an older bundle"
         return
     assert oct(dest.stat().st_mode & 0o777) == "0o600"
     with tarfile.open(dest) as tar:
         names = tar.getnames()
-    assert "olm-diagnose-demo-x/summary.txt" in names and "olm-diagnose-demo-x/objects/csvs.yaml" in names
+    assert "olm-diagnose-demo-x/summary.txt" in names and "olm-diagnose-demo-x/objects/csvs.json" in names
     assert [p.name for p in dest.parent.iterdir()] == ["bundle.tar.gz"]  # no temporary file left
