@@ -117,6 +117,20 @@ options:
     description:
       - Name of the OperatorGroup the module creates when the namespace has none. Defaults to O(namespace).
     type: str
+  operator_group_spec:
+    description:
+      - More of the C(spec) of the OperatorGroup the module creates - C(upgradeStrategy) (V(Default) or
+        V(TechPreviewUnsafeFailForward)), C(serviceAccountName), C(selector) (a label selector choosing the target
+        namespaces, instead of O(target_namespaces), which it cannot be combined with).
+      - When the namespace already has an OperatorGroup, the module fails if that one differs in any of these fields
+        (an OperatorGroup is shared by every operator in its namespace), and changes nothing.
+    type: dict
+  namespace_labels:
+    description:
+      - Labels O(namespace) gets - on creation, or added to (or changed on) the existing namespace; other labels are
+        kept. For example Pod Security Admission levels or C(openshift.io/cluster-monitoring). RV(namespace_labels)
+        returns the labels this run set.
+    type: dict
   config:
     description:
       - The Subscription's C(spec.config) (env, resources, nodeSelector, tolerations, volumes, ...), passed as is.
@@ -248,6 +262,11 @@ created:
       (its C(targetNamespaces), so the install mode) and the Subscription it would create.
   returned: state is present
   type: dict
+namespace_labels:
+  description: The labels of O(namespace_labels) this run set (or, in check mode, would set).
+  returned: when it set some
+  type: dict
+  sample: {"pod-security.kubernetes.io/enforce": "baseline"}
 removed:
   description: What O(state=absent) removed - C(subscription), C(csv), C(operator_group), C(operands), C(crds),
     C(cluster_objects) (the ClusterRoles and ClusterRoleBindings OLM left, as V(Kind/name)).
@@ -290,6 +309,8 @@ def argspec():
         "approval": {"type": "str", "choices": ["Automatic", "Manual"]},
         "target_namespaces": {"type": "list", "elements": "str"},
         "operator_group_name": {"type": "str"},
+        "operator_group_spec": {"type": "dict"},
+        "namespace_labels": {"type": "dict"},
         "config": {"type": "dict"},
         "approve_dependencies": {"type": "bool", "default": True},
         "delete_crds_and_data": {"type": "bool", "default": False, "aliases": ["remove_crds"]},

@@ -77,10 +77,29 @@ def choose_targets(install_modes, namespace, target_namespaces=None):
         if mode in supported:
             return [] if mode == ALL_NAMESPACES else [namespace]
     raise InstallModeError(
-        "the operator supports only {} install mode(s): set target_namespaces to the namespace(s) it should watch".format(
-            ", ".join(sorted(supported)) or "no"
-        )
+        "the operator supports only {} install mode(s): set target_namespaces to the namespace(s) it should watch".format(", ".join(sorted(supported)) or "no")
     )
+
+
+# spec fields of an OperatorGroup a user may set besides its targets (operators.coreos.com/v1 OperatorGroupSpec).
+OPERATOR_GROUP_SPEC_FIELDS = ("upgradeStrategy", "serviceAccountName", "selector")
+
+
+def check_operator_group_spec(wanted, target_namespaces=None):
+    """Refuse ``wanted`` (the user's extra OperatorGroup spec) when it holds other fields, or a ``selector`` together
+    with target namespaces (OLM takes one or the other)."""
+    unknown = sorted(set(wanted or {}) - set(OPERATOR_GROUP_SPEC_FIELDS))
+    if unknown:
+        hint = " (use target_namespaces)" if "targetNamespaces" in unknown else ""
+        raise InstallModeError(f"operator_group_spec takes {', '.join(OPERATOR_GROUP_SPEC_FIELDS)}, not {', '.join(unknown)}{hint}")
+    if (wanted or {}).get("selector") and target_namespaces is not None:
+        raise InstallModeError("operator_group_spec.selector chooses the target namespaces by label: it cannot be combined with target_namespaces")
+
+
+def operator_group_spec_differences(og, wanted):
+    """The fields of ``wanted`` an existing OperatorGroup has otherwise, as ``field: have -> want`` strings."""
+    have = og.get("spec") or {}
+    return [f"{field}: {have.get(field)!r} -> {value!r}" for field, value in sorted((wanted or {}).items()) if have.get(field) != value]
 
 
 def check_operator_group(og, install_modes, namespace, target_namespaces=None):

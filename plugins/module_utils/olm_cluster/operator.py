@@ -100,14 +100,29 @@ def installed_csv(cluster, sub):
     return cluster.get("ClusterServiceVersion", name, metadata(sub).get("namespace"))
 
 
-def ensure_namespace(cluster, namespace):
-    """Create the namespace when it is missing; returns True if created (or would be, in check mode)."""
-    result = create_object(cluster.client, cluster.resource("Namespace", "v1"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+def ensure_namespace(cluster, namespace, labels=None):
+    """Create the namespace (with ``labels``) when it is missing; returns True if created (or would be, in check mode)."""
+    meta = {"name": namespace, "labels": dict(labels)} if labels else {"name": namespace}
+    result = create_object(cluster.client, cluster.resource("Namespace", "v1"), {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
     return result.changed
 
 
-def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, name):
-    """Use the namespace's one OperatorGroup or create one; returns ``(created, operator_group)``."""
+def label_namespace(cluster, namespace, labels):
+    """Set ``labels`` on an existing namespace (other labels kept); returns the labels it changed (``{}`` when none,
+    or when the namespace does not exist yet: it is then created with them)."""
+    current = cluster.get("Namespace", namespace, None, "v1")
+    if current is None or not labels:
+        return {}
+    have = metadata(current).get("labels") or {}
+    changes = {key: value for key, value in labels.items() if have.get(key) != value}
+    if changes:
+        patch_object(cluster.client, cluster.resource("Namespace", "v1"), namespace, {"metadata": {"labels": changes}})
+    return changes
+
+
+def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, name, extra_spec=None):
+    """Use the namespace's one OperatorGroup or create one (with ``extra_spec``: upgradeStrategy, serviceAccountName,
+    selector); returns ``(created, operator_group)``."""
     groups = cluster.list("OperatorGroup", namespace, V1)
     if len(groups) > 1:
         names = ", ".join(sorted(name_of(g) for g in groups))
@@ -116,20 +131,42 @@ def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, 
             result={"reason": "TooManyOperatorGroups"},
         )
     if groups:
-        installmode.check_operator_group(groups[0], install_modes, namespace, target_namespaces)
+        refuse_differing_group(groups[0], namespace, extra_spec)
+        if not (extra_spec or {}).get("selector"):
+            installmode.check_operator_group(groups[0], install_modes, namespace, target_namespaces)
         return False, groups[0]
-    definition = operator_group_definition(namespace, name, installmode.choose_targets(install_modes, namespace, target_namespaces))
+    definition = new_operator_group(namespace, name, install_modes, target_namespaces, extra_spec)
     result = create_object(cluster.client, cluster.resource("OperatorGroup", V1), definition)
     return True, result.after or definition
 
 
-def operator_group_definition(namespace, name, targets):
-    """The OperatorGroup the module creates: ``targets`` as its targetNamespaces (none: AllNamespaces)."""
+def refuse_differing_group(group, namespace, extra_spec):
+    """Raise ``OperatorError`` when the namespace's OperatorGroup differs from the fields ``extra_spec`` asks for."""
+    differences = installmode.operator_group_spec_differences(group, extra_spec)
+    if differences:
+        raise OperatorError(
+            f"OperatorGroup {name_of(group)} in {namespace} has {'; '.join(differences)}; it is shared by every operator in "
+            "its namespace, so change it explicitly or install into another namespace",
+            result={"reason": "OperatorGroupDiffers"},
+        )
+
+
+def new_operator_group(namespace, name, install_modes, target_namespaces, extra_spec=None):
+    """The OperatorGroup the module creates: targets from the install modes (or a ``selector`` in ``extra_spec``)."""
+    targets = None if (extra_spec or {}).get("selector") else installmode.choose_targets(install_modes, namespace, target_namespaces)
+    return operator_group_definition(namespace, name, targets, extra_spec)
+
+
+def operator_group_definition(namespace, name, targets, extra_spec=None):
+    """An OperatorGroup: ``targets`` as its targetNamespaces (none: AllNamespaces, or what a selector picks)."""
+    group_spec = dict(extra_spec or {})
+    if targets:
+        group_spec["targetNamespaces"] = targets
     return {
         "apiVersion": V1,
         "kind": "OperatorGroup",
         "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
-        "spec": {"targetNamespaces": targets} if targets else {},
+        "spec": group_spec,
     }
 
 
@@ -299,6 +336,12 @@ def install(cluster, params, check_mode, wait, timeout):
     approval = params.get("approval") or olm.AUTOMATIC
     by_csv_name = params.get("starting_csv") if not version else None
     refuse_ineffective_options(params)
+    group_spec = params.get("operator_group_spec") or {}
+    try:
+        installmode.check_operator_group_spec(group_spec, params.get("target_namespaces"))
+    except installmode.InstallModeError as exc:
+        raise OperatorError(str(exc)) from exc
+    ns_labels = params.get("namespace_labels") or {}
     desired = olm.Desired(package, ns, sub_name, version, approval, params.get("approve_dependencies", True))
     started = time.monotonic()
 
@@ -307,9 +350,13 @@ def install(cluster, params, check_mode, wait, timeout):
         raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(existing).get('name')}, not {package}")
     wanted = olm.subscription_spec(dict(params, catalog=catalog, catalog_namespace=catalog_ns, approval=approval))
     installed = installed_csv(cluster, existing)
+    if existing is not None and group_spec:
+        for group in cluster.list("OperatorGroup", ns, V1)[:1]:
+            refuse_differing_group(group, ns, group_spec)
+    labelled = label_namespace(cluster, ns, ns_labels)
     settled = olm.reached(desired, existing, installed) and (not by_csv_name or name_of(installed) == by_csv_name)
     if existing is not None and not olm.subscription_changes(existing, wanted) and settled:
-        return _result(False, existing, installed, [], {}, started)
+        return _result(bool(labelled), existing, installed, [], {}, started, labelled=labelled)
 
     # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
     known_modes = params.get("install_modes")
@@ -345,16 +392,18 @@ def install(cluster, params, check_mode, wait, timeout):
 
     created, new_group = {}, None
     if existing is None:
-        if ensure_namespace(cluster, ns):
+        if ensure_namespace(cluster, ns, ns_labels):
             created["namespace"] = ns
+            labelled = dict(ns_labels)
             if check_mode:
                 # Nothing can be dry-run inside a namespace that does not exist yet: predict the rest.
-                targets = installmode.choose_targets(install_modes, ns, params.get("target_namespaces"))
-                new_group = operator_group_definition(ns, params.get("operator_group_name") or ns, targets)
+                new_group = new_operator_group(ns, params.get("operator_group_name") or ns, install_modes, params.get("target_namespaces"), group_spec)
                 created.update(operator_group=name_of(new_group), subscription=sub_name)
                 predicted = {"apiVersion": V1ALPHA1, "kind": "Subscription", "metadata": {"name": sub_name, "namespace": ns}, "spec": wanted}
-                return _result(True, predicted, None, [], created, started, new_group=new_group)
-        og_created, group = ensure_operator_group(cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns)
+                return _result(True, predicted, None, [], created, started, new_group=new_group, labelled=labelled)
+        og_created, group = ensure_operator_group(
+            cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns, group_spec
+        )
         if og_created:
             created["operator_group"] = name_of(group)
             new_group = group
@@ -365,15 +414,26 @@ def install(cluster, params, check_mode, wait, timeout):
     if check_mode or not wait:
         # Without waiting, installing or upgrading is still a change the cluster will make.
         upgrade = not olm.reached(desired, after, installed)
-        return _result(changed or upgrade or bool(created), after, installed, [], created, started, before=before, warnings=warnings, new_group=new_group)
+        return _result(
+            changed or upgrade or bool(created) or bool(labelled),
+            after,
+            installed,
+            [],
+            created,
+            started,
+            before=before,
+            warnings=warnings,
+            new_group=new_group,
+            labelled=labelled,
+        )
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
-    retargetable = created.get("operator_group") if params.get("target_namespaces") is None else None
+    retargetable = created.get("operator_group") if params.get("target_namespaces") is None and not group_spec.get("selector") else None
     observed, done_csv, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable, notes=warnings)
     sub = observed.subscription
     installed = observed.csvs.get(done_csv)
     return _result(
-        bool(changed or approved or created),
+        bool(changed or approved or created or labelled),
         sub,
         installed,
         approved,
@@ -383,6 +443,7 @@ def install(cluster, params, check_mode, wait, timeout):
         observed=observed,
         warnings=warnings,
         new_group=new_group,
+        labelled=labelled,
     )
 
 
@@ -404,7 +465,7 @@ def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
     return versions[csv_name]
 
 
-def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=(), new_group=None):
+def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=(), new_group=None, labelled=None):
     st = status(sub)
     result = {
         "changed": changed,
@@ -418,6 +479,8 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
         "created": created,
         "duration": round(time.monotonic() - started, 3),
     }
+    if labelled:
+        result["namespace_labels"] = dict(labelled)
     if observed is not None:
         result["state"] = olm.summary(observed)
     after = {"subscription": normalize(sub)}

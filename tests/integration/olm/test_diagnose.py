@@ -79,11 +79,16 @@ def test_an_unresolvable_subscription_blocks_the_whole_namespace(run_module, kub
     group = {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": "own"}, "spec": {"targetNamespaces": [ns]}}
     custom.create_namespaced_custom_object(GROUP, "v1", ns, "operatorgroups", group)
 
-    def conditions():
-        sub = custom.get_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")
-        return {c["type"]: c for c in (sub.get("status") or {}).get("conditions") or [] if c.get("status") == "True"}
+    def failed_subscriptions():
+        subs = custom.list_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions")["items"]
+        return {
+            s["metadata"]["name"]
+            for s in subs
+            if any(c.get("type") == "ResolutionFailed" and c.get("status") == "True" for c in (s.get("status") or {}).get("conditions") or [])
+        }
 
-    poll_until(conditions, 90, 0.5, "OLM to fail the namespace's resolution", until=lambda c: "ResolutionFailed" in c)
+    # OLM writes the failure onto each Subscription of the namespace, one after the other.
+    poll_until(failed_subscriptions, 90, 0.5, "OLM to fail the namespace's resolution", until=lambda names: names == {"kube-demo", "leftover"})
     result = diagnose(run_module, kubeconfig, ns, "kube-demo")
     causes = {f["cause"]: f for f in result["findings"]}
     assert {"ConstraintsNotSatisfiable", "UnresolvableSubscriptionInNamespace"} <= set(causes), result["summary"]

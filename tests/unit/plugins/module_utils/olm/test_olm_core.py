@@ -909,3 +909,28 @@ def test_a_succeeded_csv_is_done_only_while_its_pods_run_steadily(crash_pod, kin
     assert text in (action.target if kind == olm.DONE else action.message), action
     if kind == olm.FAIL:
         assert action.reason == "CrashLoopBackOff" and "ClusterServiceVersion kube-demo.v0.0.1 phase Succeeded" in action.message
+
+
+@pytest.mark.parametrize(
+    "wanted, targets, text",
+    [
+        ({"targetNamespaces": ["a"]}, None, r"not targetNamespaces \(use target_namespaces\)"),
+        ({"upgradeStrategy": "Default", "staticProvidedAPIs": True}, None, "not staticProvidedAPIs"),
+        ({"selector": {"matchLabels": {"team": "a"}}}, ["a"], "cannot be combined with target_namespaces"),
+    ],
+)
+def test_operator_group_spec_is_refused_before_any_request(wanted, targets, text):
+    with pytest.raises(installmode.InstallModeError, match=text):
+        installmode.check_operator_group_spec(wanted, targets)
+
+
+def test_operator_group_spec_differences_name_each_field():
+    group = og(targets=[NS])
+    group["spec"]["upgradeStrategy"] = "Default"
+    wanted = {"upgradeStrategy": "TechPreviewUnsafeFailForward", "serviceAccountName": "og-sa"}
+    assert installmode.operator_group_spec_differences(group, wanted) == [
+        "serviceAccountName: None -> 'og-sa'",
+        "upgradeStrategy: 'Default' -> 'TechPreviewUnsafeFailForward'",
+    ]
+    assert installmode.operator_group_spec_differences(group, {"upgradeStrategy": "Default"}) == []
+    installmode.check_operator_group_spec({"upgradeStrategy": "Default", "selector": {"matchLabels": {"a": "b"}}})

@@ -1,0 +1,73 @@
+"""olm_operator's operator_group_spec and namespace_labels against the testbed's real OLM v0: an OperatorGroup with
+the extra spec OLM accepts (the operator installs), labels merged into an existing namespace, a namespace the module
+creates with them, and an existing OperatorGroup that differs refused before anything changes."""
+
+import pytest
+from kubernetes import client
+
+pytestmark = pytest.mark.testbed
+
+GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
+CATALOG = "testbed-catalog"
+FAIL_FORWARD = "TechPreviewUnsafeFailForward"
+
+
+@pytest.fixture
+def catalog_ns(custom, namespace, testbed):
+    body = {
+        "apiVersion": f"{GROUP}/{V1ALPHA1}",
+        "kind": "CatalogSource",
+        "metadata": {"name": CATALOG, "namespace": namespace},
+        "spec": {"sourceType": "grpc", "address": testbed.catalog_address},
+    }
+    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
+    return namespace
+
+
+@pytest.fixture
+def operator_ns(catalog_ns, api):
+    """A namespace the module creates (deleted afterwards)."""
+    name = f"{catalog_ns}-op"[:63]
+    yield name
+    try:
+        client.CoreV1Api(api).delete_namespace(name)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def test_extra_operator_group_spec_and_namespace_labels(run_module, kubeconfig, catalog_ns, custom, api):
+    params = dict(
+        kubeconfig=kubeconfig,
+        namespace=catalog_ns,
+        package="kube-demo",
+        catalog=CATALOG,
+        channel="stable",
+        version="0.0.1",
+        operator_group_spec={"upgradeStrategy": FAIL_FORWARD},
+        namespace_labels={"pod-security.kubernetes.io/enforce": "baseline"},
+    )
+    first = run_module("olm_operator", params)
+    assert not first.get("failed"), first.get("msg")
+    assert first["namespace_labels"] == {"pod-security.kubernetes.io/enforce": "baseline"} and first["installed_csv"] == "kube-demo.v0.0.1"
+    labels = client.CoreV1Api(api).read_namespace(catalog_ns).metadata.labels
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline" and "kubernetes.io/metadata.name" in labels  # others kept
+    (og,) = custom.list_namespaced_custom_object(GROUP, "v1", catalog_ns, "operatorgroups")["items"]
+    assert og["spec"]["upgradeStrategy"] == FAIL_FORWARD and og["spec"]["targetNamespaces"] == [catalog_ns], og["spec"]
+
+    assert run_module("olm_operator", params)["changed"] is False
+    relabelled = run_module("olm_operator", dict(params, namespace_labels={"pod-security.kubernetes.io/enforce": "restricted", "team": "a"}))
+    assert relabelled["changed"] is True and relabelled["namespace_labels"] == {"pod-security.kubernetes.io/enforce": "restricted", "team": "a"}
+
+    differs = run_module("olm_operator", dict(params, operator_group_spec={"upgradeStrategy": "Default"}))
+    assert differs.get("failed") and differs["reason"] == "OperatorGroupDiffers", differs
+    assert "upgradeStrategy" in differs["msg"] and FAIL_FORWARD in differs["msg"], differs["msg"]
+
+
+def test_a_namespace_the_module_creates_gets_the_labels(run_module, kubeconfig, catalog_ns, operator_ns, api):
+    """OLM uses a CatalogSource only from the Subscription's own or the global catalog namespace, so the install into
+    the new namespace fails in resolution - after the module created the namespace with its labels."""
+    params = dict(kubeconfig=kubeconfig, namespace=operator_ns, package="kube-demo", catalog=CATALOG, catalog_namespace=catalog_ns, wait_timeout=60)
+    result = run_module("olm_operator", dict(params, namespace_labels={"team": "a"}))
+    assert result.get("failed") and result.get("reason") == "ConstraintsNotSatisfiable", result
+    assert client.CoreV1Api(api).read_namespace(operator_ns).metadata.labels["team"] == "a"
