@@ -7,24 +7,10 @@ import json
 import tarfile
 
 import pytest
+from lib.olm_catalog import CATALOG, GROUP, V1ALPHA1
 from lib.polling import poll_until
 
 pytestmark = pytest.mark.testbed
-
-GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
-CATALOG = "testbed-catalog"
-
-
-@pytest.fixture
-def catalog_ns(custom, namespace, testbed):
-    body = {
-        "apiVersion": f"{GROUP}/{V1ALPHA1}",
-        "kind": "CatalogSource",
-        "metadata": {"name": CATALOG, "namespace": namespace},
-        "spec": {"sourceType": "grpc", "address": testbed.catalog_address},
-    }
-    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
-    return namespace
 
 
 def subscribe(custom, namespace, name, package):

@@ -9,31 +9,13 @@ import time
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.olm_catalog import CATALOG, GROUP, V1ALPHA1, make_catalog
 from lib.polling import poll_until
 from testbed.procs import free_port
 
 # One xdist worker for every file of this group: this file deletes kube-demo-addon's CRD (and every KubeDemoAddon)
 # and installs kube-allns, whose CSV name test_catalog_bundles uses too.
 pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olm-v0-shared-operators")]
-
-GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
-CATALOG = "testbed-catalog"
-
-
-def make_catalog(custom, namespace, address):
-    body = {
-        "apiVersion": f"{GROUP}/{V1ALPHA1}",
-        "kind": "CatalogSource",
-        "metadata": {"name": CATALOG, "namespace": namespace},
-        "spec": {"sourceType": "grpc", "address": address, "displayName": "testbed"},
-    }
-    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
-
-
-@pytest.fixture
-def catalog_ns(custom, namespace, testbed):
-    make_catalog(custom, namespace, testbed.catalog_address)
-    return namespace
 
 
 def items(custom, namespace, plural, version=V1ALPHA1):

@@ -4,24 +4,12 @@ creates with them, and an existing OperatorGroup that differs refused before any
 
 import pytest
 from kubernetes import client
+from lib.olm_catalog import CATALOG, GROUP
 
 pytestmark = pytest.mark.testbed
 
-GROUP, V1ALPHA1 = "operators.coreos.com", "v1alpha1"
-CATALOG = "testbed-catalog"
+
 FAIL_FORWARD = "TechPreviewUnsafeFailForward"
-
-
-@pytest.fixture
-def catalog_ns(custom, namespace, testbed):
-    body = {
-        "apiVersion": f"{GROUP}/{V1ALPHA1}",
-        "kind": "CatalogSource",
-        "metadata": {"name": CATALOG, "namespace": namespace},
-        "spec": {"sourceType": "grpc", "address": testbed.catalog_address},
-    }
-    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, namespace, "catalogsources", body)
-    return namespace
 
 
 @pytest.fixture
