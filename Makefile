@@ -65,7 +65,7 @@ PYTEST_REPORT := --durations=15
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator demo build clean distclean \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -230,8 +230,10 @@ testbed-status: venv ## Show testbed status
 
 # The integration tests share one testbed: pytest-xdist workers take whole test files (or the groups that files name
 # with pytest.mark.xdist_group, for cluster-wide state they share), then the tests marked `exclusive` (restarts of
-# testbed processes) run alone. `make test` runs the molecule scenarios beside the parallel part.
+# testbed processes) run alone. `make test` runs the molecule scenarios beside the parallel part. Workers take the
+# longest unit first, by tests/integration/unit_costs.json: `make smoke-costs` remakes it from the last parallel run.
 SMOKE_WORKERS ?= 4
+SMOKE_TIMELINE := $(BUILD_DIR)/test-logs/smoke-timeline.json
 smoke: collection-link ## Testbed smoke/integration tests (tests/integration): in parallel, then the exclusive ones
 	$(MAKE) testbed-up-once
 	@status=0; $(MAKE) smoke-parallel || status=1; \
@@ -239,7 +241,12 @@ smoke: collection-link ## Testbed smoke/integration tests (tests/integration): i
 	$(MAKE) testbed-down-once; exit $$status
 
 smoke-parallel: collection-link
-	$(PY) -m pytest tests/integration -n $(SMOKE_WORKERS) --dist loadgroup -m "not exclusive" $(PYTEST_REPORT)
+	$(PY) -m pytest tests/integration -n $(SMOKE_WORKERS) --dist loadgroup -m "not exclusive" $(PYTEST_REPORT) --timeline $(SMOKE_TIMELINE)
+	PYTHONPATH=tests $(PY) -m lib.scheduling summary $(SMOKE_TIMELINE)
+
+smoke-costs: venv ## Remake tests/integration/unit_costs.json (the parallel tests' order) from the last smoke-parallel run
+	PYTHONPATH=tests $(PY) -m lib.scheduling costs $(SMOKE_TIMELINE) > tests/integration/unit_costs.json.new
+	mv tests/integration/unit_costs.json.new tests/integration/unit_costs.json
 
 smoke-exclusive: collection-link
 	$(PY) -m pytest tests/integration -m exclusive $(PYTEST_REPORT)

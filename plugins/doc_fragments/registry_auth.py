@@ -16,18 +16,18 @@ class ModuleDocFragment:
 options:
   registry_username:
     description:
-      - Username for the registry. Without it, credentials come from O(docker_config).
+      - B(Registry access.) Username for the registry. Without it, credentials come from O(docker_config).
       - Which registries it is used for depends on the module, see its notes.
     type: str
     version_added: 0.1.0
   registry_password:
     description:
-      - Password or token for O(registry_username). It is never logged or returned.
+      - B(Registry access.) Password or token for O(registry_username). It is never logged or returned.
     type: str
     version_added: 0.1.0
   docker_config:
     description:
-      - Path of a docker C(config.json) giving registry credentials, read like the docker CLI reads it. A
+      - B(Registry access.) Path of a docker C(config.json) giving registry credentials, read like the docker CLI reads it. A
         C(credHelpers) entry for the registry, or else C(credsStore), names a credential helper
         (C(docker-credential-<name>) on E(PATH)) that is asked first (a helper that is not installed is skipped);
         C(auths) entries (base64 C(auth) or C(username)/C(password)) answer otherwise. Identity tokens
@@ -37,26 +37,29 @@ options:
     version_added: 0.1.0
   ca_file:
     description:
-      - PEM CA bundle used to verify the registries' TLS certificates, in addition to the system trust store.
+      - B(Registry access.) PEM CA bundle used to verify the registries' TLS certificates, in addition to the system trust store.
     type: path
     version_added: 0.1.0
   validate_certs:
     description:
-      - Verify TLS certificates of the registries. Set to V(false) only for test registries.
+      - B(Registry access.) Verify TLS certificates of the registries. Set to V(false) only for test registries.
     type: bool
     default: true
     version_added: 0.1.0
   plain_http:
     description:
-      - Talk plain HTTP instead of HTTPS to the registries. Meant for loopback test registries; Basic credentials
+      - B(Registry access.) Talk plain HTTP instead of HTTPS to the registries. Meant for loopback test registries; Basic credentials
         are never sent over plain HTTP to a non-loopback host.
     type: bool
     default: false
     version_added: 0.1.0
   timeout:
     description:
-      - Timeout in seconds of each registry request.
+      - B(Registry access.) Timeout in seconds of each registry request.
     type: int
     default: 60
     version_added: 0.1.0
+notes:
+  - The options whose description starts with B(Registry access.) say how to reach the image registries;
+    C(ansible-doc) sorts them among the module's own options.
 """

@@ -254,6 +254,45 @@ pulled:
   type: list
   elements: str
   sample: []
+uid:
+  description: Numeric owner of O(dest); Ansible adds these file attributes to every result that names an existing file.
+  returned: when O(dest) exists after the run
+  type: int
+  sample: 1000
+gid:
+  description: Numeric group of O(dest).
+  returned: when O(dest) exists after the run
+  type: int
+  sample: 1000
+owner:
+  description: Owner name of O(dest).
+  returned: when O(dest) exists after the run
+  type: str
+  sample: builder
+group:
+  description: Group name of O(dest).
+  returned: when O(dest) exists after the run
+  type: str
+  sample: builder
+mode:
+  description: Permissions of O(dest), in octal.
+  returned: when O(dest) exists after the run
+  type: str
+  sample: "0644"
+state:
+  description: What O(dest) is, V(file), V(directory), V(link) or V(hard) (a file with more than one link).
+  returned: when O(dest) exists after the run
+  type: str
+  sample: file
+size:
+  description: Size of O(dest) in bytes (of the directory entry for a directory).
+  returned: when O(dest) exists after the run
+  type: int
+  sample: 4096
+secontext:
+  description: SELinux context of O(dest).
+  returned: when O(dest) exists after the run and SELinux is enabled
+  type: str
 """
 
 import os

@@ -221,6 +221,45 @@ created:
   returned: always
   type: bool
   sample: false
+uid:
+  description: Numeric owner of O(path); Ansible adds these file attributes to every result that names an existing file.
+  returned: when O(path) exists after the run
+  type: int
+  sample: 1000
+gid:
+  description: Numeric group of O(path).
+  returned: when O(path) exists after the run
+  type: int
+  sample: 1000
+owner:
+  description: Owner name of O(path).
+  returned: when O(path) exists after the run
+  type: str
+  sample: builder
+group:
+  description: Group name of O(path).
+  returned: when O(path) exists after the run
+  type: str
+  sample: builder
+mode:
+  description: Permissions of O(path), in octal.
+  returned: when O(path) exists after the run
+  type: str
+  sample: "0644"
+state:
+  description: What O(path) is, V(file), V(directory), V(link) or V(hard) (a file with more than one link).
+  returned: when O(path) exists after the run
+  type: str
+  sample: file
+size:
+  description: Size of O(path) in bytes (of the directory entry for a directory).
+  returned: when O(path) exists after the run
+  type: int
+  sample: 4096
+secontext:
+  description: SELinux context of O(path).
+  returned: when O(path) exists after the run and SELinux is enabled
+  type: str
 """
 
 import os

@@ -23,8 +23,9 @@ description:
     C(operators.operatorframework.io.index.configs.v1) names, and serves the content to operator-controller.
   - With O(wait=true) the module watches the ClusterCatalog until catalogd has handled the current generation and
     reports C(Serving=True), and returns the digest it resolved the image to (RV(resolved_ref)). It fails at once
-    on C(Progressing=False) (a terminal error). A pull error is C(Progressing=True/Retrying) for catalogd, which
-    keeps retrying, so the module then waits until O(wait_timeout) and fails with catalogd's message.
+    on C(Progressing=False) (a terminal error), and on a C(Progressing=True/Retrying) pull error no retry fixes (the
+    tag or repository does not exist, the registry refuses catalogd's credentials), with catalogd's message; other
+    retried errors (a registry that does not answer) are waited on until O(wait_timeout).
   - With O(state=absent) the ClusterCatalog is deleted; ClusterExtensions installed from it stay installed but can
     no longer be upgraded from it.
   - Fails with a clear message when the cluster does not serve the OLM v1 API.

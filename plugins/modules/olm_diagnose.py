@@ -10,7 +10,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: olm_diagnose
-short_description: Name why an OLM v0 operator install fails, and collect the state for a support case
+short_description: Name why an OLM operator install fails, and collect the state for a support case
 version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
@@ -29,6 +29,16 @@ description:
     V(CrashLoop), V(ImagePullFailed) (with what to check when no mirror covers the image), V(BundleUnpackFailed),
     V(CatalogNotServing), V(PackageServerUnavailable), V(CSVFailed) for other failed CSVs, and OLM''s own reason for
     other resolution failures.'
+  - 'With O(cluster_extension), the same for an OLM v1 ClusterExtension: it reads the ClusterExtension, the
+    ClusterCatalogs its catalog selector allows, the Deployments it installed in its namespace with their
+    ReplicaSets, pods and Warning events, its installer ServiceAccount and the Deployments of OLM v1''s own namespace
+    (operator-controller, catalogd). Causes: operator-controller''s retried or terminal errors named by what fixes
+    them - V(ResolutionFailed), V(InvalidRequest), V(InstallModeMismatch), V(BundleInvalid),
+    V(ServiceAccountMissing), V(InsufficientPermissions), V(OwnershipConflict), V(BundleUnpackFailed),
+    V(ResolutionBlocked) (a catalog that is not served stops every resolution),
+    V(ExtensionBlocked), V(Retrying) for other errors - and V(NoCatalog), V(CatalogNotServing),
+    V(OLMv1ControllerUnavailable), V(NotReconciled), and the pod causes above (V(PodSecurityRejected),
+    V(SCCRejected), V(CrashLoop), V(ImagePullFailed)).'
   - With O(dest), everything read is also written to a gzip'd tarball for a support case, atomically - one JSON
     C(List) per kind, as C(kubectl get -o json) writes it (C(managedFields) dropped; values of environment variables
     named like a password, secret, token or key, the bundle manifests inlined in InstallPlan steps and kubectl's
@@ -38,12 +48,18 @@ description:
   - Read-only on the cluster.
 options:
   namespace:
-    description: Namespace of the operator (its Subscription, CSV and pods).
+    description:
+      - Namespace of the OLM v0 operator (its Subscription, CSV and pods).
+      - Required unless O(cluster_extension) is set; not with it (the ClusterExtension names its namespace).
     type: str
-    required: true
+  cluster_extension:
+    description:
+      - Name of the OLM v1 ClusterExtension to diagnose instead of an OLM v0 namespace.
+    type: str
+    version_added: 0.1.0
   package:
     description:
-      - Package of the operator that fails to install. With it, failures of other Subscriptions of the namespace are
+      - Package of the OLM v0 operator that fails to install (not with O(cluster_extension)). With it, failures of other Subscriptions of the namespace are
         also reported as what blocks this one (V(UnresolvableSubscriptionInNamespace)).
     type: str
   dest:
@@ -74,8 +90,8 @@ attributes:
   platform:
     platforms: posix
 notes:
-  - OLM v0 only; OLM v1 ClusterExtensions report their own failures in their conditions
-    (M(kubeforge.operators.olm_cluster_extension) names them).
+  - M(kubeforge.operators.olm_cluster_extension) already fails with operator-controller's message for the errors no
+    retry fixes; this module adds what surrounds it (catalogs, controllers, the installed workload).
   - KWOK's simulated nodes serve no container logs; the tarball then says so for each container.
 seealso:
   - module: kubeforge.operators.olm_operator
@@ -98,6 +114,11 @@ EXAMPLES = r"""
     namespace: kube-demo
     package: kube-demo
     dest: /tmp/kube-demo-olm.tar.gz
+
+- name: Why does the ClusterExtension argocd not install (OLM v1)?
+  kubeforge.operators.olm_diagnose:
+    cluster_extension: argocd
+  register: diagnosis
 """
 
 RETURN = r"""
@@ -135,10 +156,18 @@ summary:
   type: list
   elements: str
 counts:
-  description: How many objects of each kind were read (C(subscriptions), C(installplans), C(csvs), C(operatorgroups),
-    C(catalogsources), C(pods), C(replicasets), C(events)).
+  description:
+    - How many objects of each kind were read - C(subscriptions), C(installplans), C(csvs), C(operatorgroups),
+      C(catalogsources), C(pods), C(replicasets), C(events) for OLM v0;
+    - C(clustercatalogs), C(deployments) (those the ClusterExtension installed), C(replicasets), C(pods), C(events),
+      C(controllers) (OLM v1's Deployments) with O(cluster_extension).
   returned: always
   type: dict
+namespace:
+  description: The ClusterExtension's install namespace (its C(spec.namespace)).
+  returned: with O(cluster_extension)
+  type: str
+  sample: argocd
 notes:
   description: What could not be read (a kind the cluster does not serve, a list the credentials may not make).
   returned: when something could not be read
@@ -149,7 +178,7 @@ dest:
   returned: with O(dest)
   type: str
 files:
-  description: The files in the tarball, under one top directory C(olm-diagnose-<namespace>-<time>).
+  description: The files in the tarball, under one top directory C(olm-diagnose-<namespace or ClusterExtension>-<time>).
   returned: with O(dest)
   type: list
   elements: str
@@ -157,6 +186,45 @@ duration:
   description: Seconds the module took.
   returned: always
   type: float
+uid:
+  description: Numeric owner of O(dest); Ansible adds these file attributes to every result that names an existing file.
+  returned: when O(dest) is set and exists after the run
+  type: int
+  sample: 1000
+gid:
+  description: Numeric group of O(dest).
+  returned: when O(dest) is set and exists after the run
+  type: int
+  sample: 1000
+owner:
+  description: Owner name of O(dest).
+  returned: when O(dest) is set and exists after the run
+  type: str
+  sample: builder
+group:
+  description: Group name of O(dest).
+  returned: when O(dest) is set and exists after the run
+  type: str
+  sample: builder
+mode:
+  description: Permissions of O(dest), in octal.
+  returned: when O(dest) is set and exists after the run
+  type: str
+  sample: "0644"
+state:
+  description: What O(dest) is, V(file), V(directory), V(link) or V(hard) (a file with more than one link).
+  returned: when O(dest) is set and exists after the run
+  type: str
+  sample: file
+size:
+  description: Size of O(dest) in bytes (of the directory entry for a directory).
+  returned: when O(dest) is set and exists after the run
+  type: int
+  sample: 4096
+secontext:
+  description: SELinux context of O(dest).
+  returned: when O(dest) is set and exists after the run and SELinux is enabled
+  type: str
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
@@ -165,7 +233,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.di
 
 def argspec():
     return {
-        "namespace": {"type": "str", "required": True},
+        "namespace": {"type": "str"},
+        "cluster_extension": {"type": "str"},
         "package": {"type": "str"},
         "dest": {"type": "path"},
         "events": {"type": "int", "default": 50},
@@ -174,7 +243,12 @@ def argspec():
 
 
 def main():
-    module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
+    module = KubeforgeModule(
+        argument_spec=argspec(),
+        supports_check_mode=True,
+        required_one_of=[("namespace", "cluster_extension")],
+        mutually_exclusive=[("namespace", "cluster_extension"), ("package", "cluster_extension")],
+    )
     module.run(execute)
 
 

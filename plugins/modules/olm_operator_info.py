@@ -15,7 +15,8 @@ version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
 description:
-  - Reports, for one operator or for every Subscription of a namespace, what Operator Lifecycle Manager v0 shows -
+  - Reports, for one operator, for every Subscription of a namespace or for every Subscription of the cluster, what
+    Operator Lifecycle Manager v0 shows -
     the Subscription's state and its abnormal conditions, the installed ClusterServiceVersion (CSV), InstallPlans
     still waiting (for example for approval) and the CSVs they would install, and the channels and versions the
     catalog offers, with the versions of the subscribed channel newer than the installed one.
@@ -23,24 +24,28 @@ description:
     OLM's packageserver), as the OpenShift console reads them. When the cluster does not serve that API, or it
     cannot be read, RV(operator.catalog) is V(null) and a warning says why; the rest is still reported.
   - When the discovery cache lists OLM v1 (C(olm.operatorframework.io/v1)), the ClusterExtensions that install into
-    O(namespace) (of O(package) when given) are reported too, as RV(cluster_extensions) (one cluster-wide LIST),
+    O(namespace) (every one without O(namespace); of O(package) when given) are reported too, as
+    RV(cluster_extensions) (one cluster-wide LIST),
     unless only O(subscription_name) is given. Users who may not list ClusterExtensions get a warning instead.
   - Read-only, for dashboards and AWX surveys. A few API requests per run - one each for the Subscriptions, the CSVs
-    and the InstallPlans of the namespace, plus one PackageManifest request per operator.
+    and the InstallPlans of the namespace (or of the cluster), plus one PackageManifest request per operator.
 options:
   namespace:
     description:
       - Namespace of the Subscriptions.
+      - Without it, the Subscriptions of every namespace (of O(package) when given) are reported, as RV(operators);
+        this needs permission to list Subscriptions, CSVs and InstallPlans cluster-wide, and O(subscription_name),
+        O(catalog) and O(catalog_namespace) are refused.
     type: str
-    required: true
   package:
     description:
-      - Package of the operator to report (the Subscription's C(spec.name)); the result is RV(operator).
+      - Package of the operator to report (the Subscription's C(spec.name)); the result is RV(operator), or
+        RV(operators) (one per namespace that has it) without O(namespace).
       - Without it and without O(subscription_name), every Subscription of O(namespace) is reported, as RV(operators).
     type: str
   subscription_name:
     description:
-      - Name of the Subscription to report; the result is RV(operator).
+      - Name of the Subscription to report; the result is RV(operator). Needs O(namespace).
       - Without it, the Subscription of O(namespace) whose C(spec.name) is O(package).
       - The module fails when both are set and this Subscription is for another package.
     type: str
@@ -100,6 +105,14 @@ EXAMPLES = r"""
     namespace: openshift-operators
   register: all_operators
 
+- name: Every operator of the cluster, with where each is installed
+  kubeforge.operators.olm_operator_info:
+  register: cluster_operators
+
+- name: Where each operator runs
+  ansible.builtin.debug:
+    msg: "{{ cluster_operators.operators | map(attribute='namespace') | zip(cluster_operators.operators | map(attribute='package')) }}"
+
 - name: Operators with problems
   ansible.builtin.debug:
     msg: "{{ item.package }}: {{ item.subscription.conditions | map(attribute='type') | join(', ') }}"
@@ -125,10 +138,10 @@ EXAMPLES = r"""
 RETURN = r"""
 operator:
   description:
-    - The operator of O(package) or O(subscription_name).
+    - The operator of O(package) or O(subscription_name) in O(namespace).
     - When the package has no Subscription, RV(operator.present) is V(false) and RV(operator.catalog) still shows
       what the catalog offers.
-  returned: when O(package) or O(subscription_name) is set
+  returned: when O(namespace) and O(package) or O(subscription_name) are set
   type: dict
   contains:
     package:
@@ -342,16 +355,16 @@ operator:
       type: bool
       sample: true
 operators:
-  description: One record per Subscription of O(namespace), in Subscription name order, each with the fields of
-    RV(operator).
-  returned: when neither O(package) nor O(subscription_name) is set
+  description: One record per Subscription of O(namespace) (of every namespace without it, of O(package) when given),
+    in namespace and Subscription name order, each with the fields of RV(operator).
+  returned: when neither O(package) nor O(subscription_name) is set, or without O(namespace)
   type: list
   elements: dict
   sample: [{package: kube-demo, present: true, installed: true, upgrade_available: false}]
 cluster_extensions:
   description:
-    - The OLM v1 ClusterExtensions whose C(spec.namespace) is O(namespace) (and whose package is O(package) when
-      given), by name.
+    - The OLM v1 ClusterExtensions whose C(spec.namespace) is O(namespace) (all of them without O(namespace); those
+      whose package is O(package) when given), by name.
   returned: when the discovery cache lists C(olm.operatorframework.io/v1) and ClusterExtensions may be listed, unless
     only O(subscription_name) is set
   type: list
@@ -410,7 +423,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.in
 
 def argspec():
     return dict(
-        namespace=dict(type="str", required=True),
+        namespace=dict(type="str"),
         package=dict(type="str"),
         subscription_name=dict(type="str", aliases=["name"]),
         catalog=dict(type="str"),

@@ -1,39 +1,34 @@
 """Session fixtures for tests against the real testbed processes, and ways to run the collection's modules."""
 
-import ast
 import functools
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from lib.runners import COLLECTIONS_DIR, ansible_env, run_module_subprocess
+from lib.scheduling import COSTS_FILE, DEFAULT_UNIT_COST, Timeline, unit_costs, unit_of
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--timeline",
+        metavar="FILE",
+        help="write each test's worker, start and stop (seconds since the epoch) and outcome to FILE as JSON "
+        "(`python -m lib.scheduling summary FILE` summarises it; `make smoke-costs` makes the unit costs of it)",
+    )
 
 
 def pytest_configure(config):
+    if config.getoption("timeline") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Timeline(config.getoption("timeline")), "kubeforge-timeline")
     config.addinivalue_line("markers", "testbed: needs the running testbed (real control plane, KWOK, OLM, opm)")
     config.addinivalue_line(
         "markers",
         "exclusive: must run with nothing else on the testbed (it restarts a testbed process, or counts what every "
         "client does); `make smoke` runs these after the parallel part, with `-m exclusive`",
     )
-
-
-@functools.cache
-def declared_group(path):
-    """The group a test file names in its module-level ``pytestmark`` (``pytest.mark.xdist_group("name")``), or None."""
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
-            for call in ast.walk(node.value):
-                if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "xdist_group" and call.args:
-                    return call.args[0].value
-    return None
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -48,11 +43,24 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     root = config.rootpath
+    costs = unit_costs(root / COSTS_FILE)
 
     class FileGroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            path = nodeid.split("::", 1)[0]
-            return declared_group(str(root / path)) or path
+            return unit_of(root, nodeid)
+
+        def _assign_work_unit(self, node):
+            # Longest unit first (costs measured by `make smoke-costs`): xdist's own order (most tests first) left one
+            # worker running a long unit long after the others had finished.
+            self.workqueue.move_to_end(max(self.workqueue, key=lambda unit: costs.get(unit, DEFAULT_UNIT_COST)), last=False)
+            super()._assign_work_unit(node)
+
+        def _reschedule(self, node):
+            # A worker holds back its last test until it knows the next one (for fixture teardown), so "one pending"
+            # means idle; xdist asks for more at two, committing a unit to a worker that is still busy.
+            if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) > 1:
+                return
+            super()._reschedule(node)
 
     return FileGroupScheduling(config, log)
 

@@ -223,6 +223,9 @@ def kubelet_config(base: Path, ca_file: str, serving: tuple, port: int, healthz_
         "resolvConf": "",
         "clusterDNS": [DNS_SERVICE_IP],
         "clusterDomain": CLUSTER_DOMAIN,
+        # A crash loop restarts every 5 s instead of after 10, 20, 40 s...: tests of it wait seconds, not minutes. The
+        # kubelet's own setting (KubeletCrashLoopBackOffMax, beta and on in v1.35), as a cluster admin may set it.
+        "crashLoopBackOff": {"maxContainerRestartPeriod": "5s"},
     }
 
 

@@ -163,8 +163,9 @@ OLM_SERVED = frozenset(
 
 def olm_client(objects, served=None, **kwargs):
     """lib.fakes.FakeDynamicClient serving OLM v0's kinds and PackageManifests (or ``served``), asked only about
-    ``NS`` (and cluster-scoped kinds)."""
-    return FakeDynamicClient(objects, served=OLM_SERVED if served is None else served, namespaces={NS}, **kwargs)
+    ``NS`` (and cluster-scoped kinds) unless ``namespaces`` says otherwise."""
+    kwargs.setdefault("namespaces", {NS})
+    return FakeDynamicClient(objects, served=OLM_SERVED if served is None else served, **kwargs)
 
 
 def cluster(**kw):

@@ -60,6 +60,14 @@ class BundleDirIndex:
             self.entries.append({"path": p, "package": blob.get("package") or "", "version": version,
                                  "name": blob.get("name") or "", "dirname": os.path.basename(os.path.normpath(p))})
 
+    def near_matches(self, image):
+        """``"; bundle directories: <package> <version> (<path>), ..."`` for directories of the image's package (by
+        repository name), else every directory when there are a few; ``""`` when there are none."""
+        repo = _image_tag_and_name(image)[0]
+        mine = [e for e in self.entries if e["package"] == repo] or (self.entries if len(self.entries) <= 5 else [])
+        shown = ["%s %s (%s)" % (e["package"] or "?", e["version"] or "?", e["dirname"]) for e in mine[:5]]
+        return "; bundle directories: %s" % ", ".join(shown) if shown else ""
+
     def match(self, image):
         repo, tag = _image_tag_and_name(image)
         if not tag:
@@ -98,7 +106,7 @@ def build_lookup(lookup_paths=(), bundle_images=None, puller_factory=None, catal
             return path
         if puller_factory is None:
             raise BundleNotFoundError("bundle image %s not found in the lookup catalogs or bundle directories "
-                                      "(pulling is disabled)" % json.dumps(shown_reference(image)))
+                                      "(pulling is disabled)%s" % (json.dumps(shown_reference(image)), index.near_matches(image)))
         if state["puller"] is None:
             state["puller"] = puller_factory()
         state["pulled"].append(image)

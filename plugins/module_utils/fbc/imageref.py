@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import json
 import re
 
@@ -104,6 +105,23 @@ def shown_reference(ref):
     if not isinstance(ref, str):
         return excerpt(str(ref))
     return redact_reference(ref) if has_credentials(ref) else excerpt(ref)
+
+
+def repository_of(ref):
+    """``ref`` without its digest and tag (``quay.io/a/b:1@sha256:..`` -> ``quay.io/a/b``); no validation."""
+    name = ref.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+def near_references(ref, known, limit=5):
+    """Up to ``limit`` of the ``known`` image references a user may have meant by ``ref``: those of the same
+    repository first (another tag or digest), then the most similar by text. Sorted, credentials never shown."""
+    known = sorted({k for k in known if isinstance(k, str) and k and k != ref})
+    same = [k for k in known if repository_of(k) == repository_of(ref)]
+    similar = difflib.get_close_matches(ref, [k for k in known if k not in same], n=limit, cutoff=0.6)
+    return [shown_reference(k) for k in (same + similar)[:limit]]
 
 
 def check_image_reference(image, field="image"):

@@ -22,6 +22,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import InvalidReferenceError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, condition_current, describe_conditions, status
@@ -132,3 +134,64 @@ def cluster_catalog_verdict(obj):
 def settled(obj):
     """Watch predicate: catalogd has reached a verdict other than ``waiting``."""
     return cluster_catalog_verdict(obj)[0] != VERDICT_WAITING
+
+
+# --- contents (olm_cluster_catalog_info) --------------------------------------------------------------------------
+
+
+def only_package(cfg, package):
+    """A DeclarativeConfig with only ``package``'s blobs of ``cfg`` (``cfg`` itself when ``package`` is None)."""
+    if package is None:
+        return cfg
+    return DeclarativeConfig(
+        packages=[p for p in cfg.packages if p.get("name") == package],
+        channels=[c for c in cfg.channels if c.get("package") == package],
+        bundles=[b for b in cfg.bundles if b.get("package") == package],
+        deprecations=[d for d in cfg.deprecations if d.get("package") == package],
+    )
+
+
+def contents_summary(cfg):
+    """``(packages, problems)``: per package of the FBC ``cfg`` (sorted by name) its default channel, description,
+    deprecation message and channels (by name: head, head version, versions in order, entries with version and
+    deprecation) - the shape ``olm_operator_info`` reports for an OLM v0 catalog - and the messages of what the
+    catalog gets wrong (a channel without one head, an entry without a bundle), which do not stop the report."""
+    # The model (dataclasses) is imported on use: the other users of this file wait on catalogd, not on FBC.
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import convert_to_model
+
+    problems = []
+    model = convert_to_model(cfg, collect=problems)
+    packages = []
+    for name in sorted(model):
+        pkg = model[name]
+        channels = []
+        for channel_name in sorted(pkg.channels):
+            channel = pkg.channels[channel_name]
+            try:
+                head = channel.head()
+            except FBCError as exc:
+                problems.append(f"package {name}, channel {channel_name}: {exc}")
+                head = None
+            ordered = sorted(channel.bundles.values(), key=lambda b: (b.version, b.release, b.name))
+            channels.append(
+                {
+                    "name": channel_name,
+                    "head": head.name if head else None,
+                    "head_version": head.version_string() if head else None,
+                    "versions": [b.version_string() for b in ordered],
+                    "entries": [
+                        {"name": b.name, "version": b.version_string(), "deprecated": b.deprecation.message if b.deprecation else None} for b in ordered
+                    ],
+                    "deprecated": channel.deprecation.message if channel.deprecation else None,
+                }
+            )
+        packages.append(
+            {
+                "name": name,
+                "default_channel": pkg.default_channel.name if pkg.default_channel else None,
+                "description": pkg.description or None,
+                "deprecated": pkg.deprecation.message if pkg.deprecation else None,
+                "channels": channels,
+            }
+        )
+    return packages, problems

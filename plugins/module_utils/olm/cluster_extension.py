@@ -324,6 +324,6 @@ def extension_summary(obj):
 
 
 def extensions_in(objects, namespace, package=None):
-    """Summaries of the ClusterExtensions installing into ``namespace`` (and ``package``), by name."""
-    found = [extension_summary(o) for o in objects if (o.get("spec") or {}).get("namespace") == namespace]
+    """Summaries of the ClusterExtensions installing into ``namespace`` (any when None) and ``package``, by name."""
+    found = [extension_summary(o) for o in objects if namespace is None or (o.get("spec") or {}).get("namespace") == namespace]
     return sorted((s for s in found if package is None or s["package"] == package), key=lambda s: s["name"] or "")

@@ -387,7 +387,7 @@ SCC = re.compile(r"unable to validate against any security context constraint")
 PULL_REASONS = frozenset(("ImagePullBackOff", "ErrImagePull", "InvalidImageName"))
 
 
-def _admission_rejections(snap):
+def admission_rejections(snap):
     """ReplicaSets (and Warning events) whose pods admission refused: Pod Security Admission or an SCC."""
     findings = []
     seen = set()
@@ -425,9 +425,10 @@ def _admission_rejections(snap):
 
 
 def operator_pods(snap):
-    """Pods of the CSVs' Deployments (their newest ReplicaSets) and OLM's bundle unpack and registry pods."""
-    deployments = set()
-    for csv in snap["csvs"]:
+    """Pods of the operator's Deployments (their newest ReplicaSets) - the CSVs' (OLM v0), or those a
+    ClusterExtension installed (``workload_deployments``, OLM v1) - and OLM v0's bundle unpack and registry pods."""
+    deployments = set(snap.get("workload_deployments") or ())
+    for csv in snap.get("csvs") or ():
         if not is_copied_csv(csv):
             deployments.update(csv_deployment_names(csv))
     sets = {name_of(rs) for rs in newest_replicasets(snap["replicasets"], deployments)}
@@ -439,7 +440,7 @@ def operator_pods(snap):
     return pods
 
 
-def _stuck_pods(snap):
+def stuck_pods(snap):
     findings = []
     for pod in operator_pods(snap):
         problem = first_problem(POD_FAILURES, pod)
@@ -537,8 +538,8 @@ CHECKS = (
     _install_mode_mismatch,
     _failed_csvs,
     _shared_install_plans,
-    _admission_rejections,
-    _stuck_pods,
+    admission_rejections,
+    stuck_pods,
     _unpack_failures,
     _catalogs_not_serving,
     _packageserver,
@@ -557,9 +558,10 @@ def diagnose(snapshot):
     return findings
 
 
-def summary(findings, namespace, package=None):
-    """The findings as text lines, for the module's result and the bundle's summary.txt."""
-    what = f"package {package} in namespace {namespace}" if package else f"namespace {namespace}"
+def summary(findings, namespace, package=None, subject=None):
+    """The findings as text lines, for the module's result and the bundle's summary.txt; ``subject`` (for example
+    ``ClusterExtension x``) replaces the namespace and package in the headline."""
+    what = subject or (f"package {package} in namespace {namespace}" if package else f"namespace {namespace}")
     if not findings:
         return [f"{what}: no known failure found"]
     lines = [f"{what}: {len(findings)} finding(s)"]

@@ -73,6 +73,9 @@ Observed.__new__.__defaults__ = ((), (), None, None, 0.0)
 
 # OLM resolves again once a new CatalogSource is READY; a resolution that failed before that is stale until then.
 RESOLUTION_AFTER_CATALOG_GRACE_SECONDS = 5
+# How long after a CSV succeeded the module waits for the Subscription to record it (installedCSV, no
+# InstallPlanPending): a result that reports success beside OLM's stale "UpgradePending" misleads.
+SUBSCRIPTION_SETTLE_SECONDS = 10
 
 Action = namedtuple("Action", ["kind", "message", "reason", "target"])
 Action.__new__.__defaults__ = (None, None)
@@ -212,6 +215,8 @@ def next_step(desired, observed):
             if restarting:
                 return Action(WAIT, f"{name} is Succeeded; {restarting}")
             unfinished = _unfinished_plan_csvs(observed, (st.get("installPlanRef") or {}).get("name"), name)
+            if not unfinished and _subscription_settling(sub, name, csv, observed.now):
+                return Action(WAIT, f"{name} is Succeeded; Subscription {desired.subscription} to record it")
             if not unfinished:
                 return Action(DONE, f"{name} is Succeeded", target=name)
             return Action(WAIT, f"{name} is Succeeded; waiting for {', '.join(unfinished)}")
@@ -265,6 +270,14 @@ def next_step(desired, observed):
                 return Action(WAIT, f"{installed_name} (the requested version) to succeed; InstallPlan {plan_name} for {current_name} stays unapproved")
             return _approval(desired, plan_name, plan, current_name)
     return Action(WAIT, waiting_for(desired, observed))
+
+
+def _subscription_settling(sub, name, csv, now):
+    """True for a few seconds after ``csv`` succeeded while the Subscription does not show it installed yet."""
+    st = status(sub)
+    behind = st.get("installedCSV") != name or (st.get("currentCSV") == name and condition_true(sub, "InstallPlanPending"))
+    since = parse_time(status(csv).get("lastTransitionTime"))
+    return behind and now is not None and since is not None and now - since < SUBSCRIPTION_SETTLE_SECONDS
 
 
 def _config_missing(csv):

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Cluster glue of the olm_diagnose module: read a namespace's OLM state once, name the causes
-(``olm/diagnose.py``) and optionally write everything read into a support tarball (through the one file-output
+"""Cluster glue of the olm_diagnose module: read a namespace's OLM v0 state, or a ClusterExtension's OLM v1 state,
+once, name the causes (``olm/diagnose.py``, ``olm/diagnose_v1.py``) and optionally write everything read into a support tarball (through the one file-output
 service, so it is written atomically or not at all).
 
 The tarball holds one JSON ``List`` per kind, as ``kubectl get -o json`` writes it (``managedFields`` dropped;
@@ -28,7 +28,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.files import F
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose_v1 as core_v1
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem, metadata, name_of, spec
 
 V1ALPHA1 = "operators.coreos.com/v1alpha1"
@@ -75,14 +78,62 @@ def read_snapshot(client, namespace, package=None, events=50):
                 found = None
             if found is not None:
                 snap["catalogsources"].append(found)
+    snap["events"] = _warning_events(client, namespace, events, notes)
+    snap["packageserver"] = _get(client, "APIService", "apiregistration.k8s.io/v1", PACKAGESERVER_API, None, notes)
+    return snap, notes
+
+
+def _get(client, kind, api_version, name, namespace, notes):
+    try:
+        return get_object(client, find_resource(client, kind, api_version), name, namespace)
+    except K8sError as exc:
+        notes.append(f"{kind} {namespace + '/' if namespace else ''}{name} not read: {exc.msg}")
+    except Exception as exc:  # a kind this cluster does not serve, a denied read: reported, the rest still read
+        notes.append(f"{kind} {namespace + '/' if namespace else ''}{name} not read: {excerpt(api_error_message(exc))}")
+    return None
+
+
+def _warning_events(client, namespace, events, notes):
     warnings = _list(client, "Event", "v1", namespace, notes, field_selector="type=Warning")
     warnings.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or "")
-    snap["events"] = warnings[-events:] if events else []
-    try:
-        snap["packageserver"] = get_object(client, find_resource(client, "APIService", "apiregistration.k8s.io/v1"), PACKAGESERVER_API)
-    except K8sError as exc:
-        notes.append(f"APIService {PACKAGESERVER_API} not read: {exc.msg}")
-        snap["packageserver"] = None
+    return warnings[-events:] if events else []
+
+
+def olmv1_namespace(catalogs):
+    """OLM v1's namespace, from where catalogd serves a catalog (``https://catalogd-service.<ns>.svc/...``), or None."""
+    for catalog in catalogs:
+        host = (cc.base_url(catalog) or "").split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+        parts = host.split(".")
+        if len(parts) >= 3 and parts[2] == "svc":
+            return parts[1]
+    return None
+
+
+def read_extension_snapshot(client, name, events=50):
+    """One read of what ``olm/diagnose_v1.py`` needs for ClusterExtension ``name``; returns ``(snapshot, notes)``.
+    Raises ``ValueError`` when the ClusterExtension does not exist."""
+    notes = []
+    extension = _get(client, ce.KIND, ce.API_VERSION, name, None, notes)
+    if extension is None:
+        raise ValueError(f"ClusterExtension {name} does not exist{': ' + notes[0] if notes else ''}")
+    namespace = spec(extension).get("namespace")
+    selector = ((spec(extension).get("source") or {}).get("catalog") or {}).get("selector")
+    selectors = {"label_selector": ce.selector_string(selector)} if selector else {}
+    snap = {"extension": extension, "namespace": namespace}
+    snap["clustercatalogs"] = _list(client, cc.KIND, cc.API_VERSION, None, notes, **selectors)
+    owned = f"{ce.OWNER_KIND_LABEL}={ce.KIND},{ce.OWNER_NAME_LABEL}={name}"
+    snap["deployments"] = _list(client, "Deployment", "apps/v1", namespace, notes, label_selector=owned)
+    snap["replicasets"] = _list(client, "ReplicaSet", "apps/v1", namespace, notes)
+    snap["pods"] = _list(client, "Pod", "v1", namespace, notes)
+    snap["events"] = _warning_events(client, namespace, events, notes)
+    account = (spec(extension).get("serviceAccount") or {}).get("name")
+    snap["serviceaccount"] = _get(client, "ServiceAccount", "v1", account, namespace, notes) if account else None
+    system = olmv1_namespace(snap["clustercatalogs"])
+    if system:
+        snap["controllers"] = _list(client, "Deployment", "apps/v1", system, notes)
+    else:
+        notes.append("OLM v1's namespace is not known (no ClusterCatalog is served at catalogd's in-cluster Service): its controllers were not read")
+        snap["controllers"] = []
     return snap, notes
 
 
@@ -145,14 +196,19 @@ def _json(value):
     return (json.dumps(value, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8")
 
 
-def bundle_files(snapshot, notes, logs, findings, lines):
-    """``{relative path: bytes}`` of the support tarball (pure)."""
+# Single objects of a snapshot: (key, file name).
+SINGLE_OBJECTS = (("packageserver", "packageserver-apiservice"), ("extension", "clusterextension"), ("serviceaccount", "serviceaccount"))
+
+
+def bundle_files(snapshot, notes, logs, findings, lines, keys=core.SNAPSHOT_KEYS):
+    """``{relative path: bytes}`` of the support tarball (pure); ``keys``: the snapshot's lists."""
     files = {}
-    for key in core.SNAPSHOT_KEYS:
+    for key in keys:
         objects = [_mask_env(public(obj)) for obj in snapshot.get(key) or []]
         files[f"objects/{key}.json"] = _json({"apiVersion": "v1", "kind": "List", "items": objects})
-    if snapshot.get("packageserver") is not None:
-        files["objects/packageserver-apiservice.json"] = _json(public(snapshot["packageserver"]))
+    for key, name in SINGLE_OBJECTS:
+        if snapshot.get(key) is not None:
+            files[f"objects/{name}.json"] = _json(_mask_env(public(snapshot[key])))
     for key, text in sorted(logs.items()):
         files[f"logs/{key.replace('/', '_')}.log"] = text.encode("utf-8")
     files["findings.json"] = _json([f._asdict() for f in findings])
@@ -182,27 +238,38 @@ def write_tarball(path, top, files, check_mode):
 def execute(module):
     """Entry point of the olm_diagnose module."""
     p = module.params
-    namespace, package = p["namespace"], p.get("package")
+    namespace, package = p.get("namespace"), p.get("package")
     for option in ("events", "log_lines"):
         if p[option] < 0:
             raise ValueError(f"{option} must be 0 or more, not {p[option]}")
     started = time.monotonic()
-    snapshot, notes = read_snapshot(module.client, namespace, package, p["events"])
-    findings = core.diagnose(snapshot)
-    lines = core.summary(findings, namespace, package)
+    extension = p.get("cluster_extension")
+    if extension:
+        snapshot, notes = read_extension_snapshot(module.client, extension, p["events"])
+        findings = core_v1.diagnose(snapshot)
+        lines = core.summary(findings, None, subject=f"ClusterExtension {extension}")
+        keys, subject = core_v1.SNAPSHOT_KEYS, extension
+        operator = {"workload_deployments": [name_of(d) for d in snapshot["deployments"]]}
+    else:
+        snapshot, notes = read_snapshot(module.client, namespace, package, p["events"])
+        findings = core.diagnose(snapshot)
+        lines = core.summary(findings, namespace, package)
+        keys, subject, operator = core.SNAPSHOT_KEYS, namespace, {}
     result = {
         "changed": False,
         "findings": [f._asdict() for f in findings],
         "causes": sorted({f.cause for f in findings}),
         "summary": lines,
-        "counts": {key: len(snapshot.get(key) or []) for key in core.SNAPSHOT_KEYS},
+        "counts": {key: len(snapshot.get(key) or []) for key in keys},
     }
+    if extension:
+        result["namespace"] = snapshot["namespace"]
     if notes:
         result["notes"] = notes
     if p.get("dest"):
-        logs = pod_logs(module.client, namespace, core.operator_pods(snapshot), p["log_lines"])
-        files = bundle_files(snapshot, notes, logs, findings, lines)
-        top = f"olm-diagnose-{namespace}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        logs = pod_logs(module.client, snapshot["namespace"], core.operator_pods(dict(snapshot, **operator)), p["log_lines"])
+        files = bundle_files(snapshot, notes, logs, findings, lines, keys)
+        top = f"olm-diagnose-{subject}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         result["changed"] = write_tarball(p["dest"], top, files, module.check_mode)
         result["dest"] = p["dest"]
         result["files"] = sorted(f"{top}/{name}" for name in files)

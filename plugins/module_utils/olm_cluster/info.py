@@ -32,7 +32,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import info
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_extension import extensions_in
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import COPIED_LABEL, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import COPIED_LABEL, metadata, spec, status
 
 OPERATORS_API = "operators.coreos.com/v1alpha1"
 PACKAGES_API = "packages.operators.coreos.com/v1"
@@ -111,25 +111,27 @@ class CatalogReader:
         self.problem = why
         self.warnings.append(f"catalog information is not reported: {excerpt(why)}")  # bounded: it quotes the server
 
-    def package_manifest(self, package, source=None, source_namespace=None):
-        """``package``'s PackageManifest from ``source``/``source_namespace`` (any catalog when unset), or None."""
+    def package_manifest(self, package, source=None, source_namespace=None, namespace=None):
+        """``package``'s PackageManifest from ``source``/``source_namespace`` (any catalog when unset), as seen
+        from ``namespace`` (the reader's by default), or None."""
         if not package:
             return None
         resource = self._resource()
         if resource is None:
             return None
+        namespace = namespace or self.namespace
         try:
             manifests = list_objects(
                 self.client,
                 resource,
-                self.namespace,
+                namespace,
                 label_selector=info.catalog_labels(source, source_namespace),
                 field_selector=f"metadata.name={package}",
             )
         except K8sError as exc:
             self._give_up(f"{exc} (HTTP {exc.status})" if exc.status else str(exc))
             return None
-        manifest, warning = info.select_package_manifest(manifests, package, source, source_namespace, self.namespace)
+        manifest, warning = info.select_package_manifest(manifests, package, source, source_namespace, namespace)
         if warning:
             self.warnings.append(warning)
         return manifest
@@ -145,7 +147,10 @@ def _catalog_of(sub, source, source_namespace):
 
 def operator_info(client, namespace, package=None, name=None, source=None, source_namespace=None):
     """The result of ``olm_operator_info`` minus ``changed``: ``{"operator": record}`` when ``package`` or ``name``
-    is given, else ``{"operators": [records]}``; plus ``warnings`` when there are any."""
+    is given with a ``namespace``, else ``{"operators": [records]}`` - of the namespace, or of every namespace when
+    ``namespace`` is None (then of ``package`` alone when it is given); plus ``warnings`` when there are any."""
+    if namespace is None and (name or source or source_namespace):
+        raise ValueError("subscription_name, catalog and catalog_namespace need a namespace")
     subscriptions = find_resource(client, "Subscription", OPERATORS_API)
     if name:
         found = get_object(client, subscriptions, name, namespace)
@@ -156,7 +161,7 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
     catalogs = CatalogReader(client, namespace)
     warnings = []
 
-    if package or name:
+    if namespace and (package or name):
         if len(subs) > 1:
             names = ", ".join(sub["metadata"]["name"] for sub in subs)
             warnings.append(f"{len(subs)} Subscriptions in {namespace} are for package {package} ({names}); reporting the first")
@@ -174,19 +179,22 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
         result = {"operator": record}
         warnings.extend(more)
     else:
+        # One LIST per kind, of the namespace or (namespace None) of the whole cluster.
         csvs = {}
-        plans = []
+        plans = {}
         if subs:
             if any(status(sub).get("installedCSV") for sub in subs):
                 csv_resource = find_resource(client, "ClusterServiceVersion", OPERATORS_API)
                 for csv in list_objects(client, csv_resource, namespace, label_selector=f"!{COPIED_LABEL}"):
-                    csvs[csv["metadata"].get("name")] = csv
-            plans = list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace)
+                    csvs[(metadata(csv).get("namespace"), metadata(csv).get("name"))] = csv
+            for plan in list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace):
+                plans.setdefault(metadata(plan).get("namespace"), []).append(plan)
         records = []
-        for sub in subs:
-            pkg = spec(sub).get("name")
-            manifest = catalogs.package_manifest(pkg, *_catalog_of(sub, None, None))
-            record, more = info.operator_summary(pkg, namespace, sub, csvs.get(status(sub).get("installedCSV")), plans, manifest)
+        for sub in sorted(subs, key=lambda sub: (metadata(sub).get("namespace") or "", metadata(sub).get("name") or "")):
+            pkg, where = spec(sub).get("name"), metadata(sub).get("namespace") or namespace
+            manifest = catalogs.package_manifest(pkg, *_catalog_of(sub, None, None), namespace=where)
+            installed = csvs.get((where, status(sub).get("installedCSV")))
+            record, more = info.operator_summary(pkg, where, sub, installed, plans.get(where, []), manifest)
             records.append(record)
             warnings.extend(more)
         result = {"operators": records}

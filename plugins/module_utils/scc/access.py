@@ -319,3 +319,71 @@ def withdrawn_grants(previous, current):
         if any(left.values()):
             withdrawn.append(dict(grant, **left))
     return withdrawn
+
+
+# ------------------------------------------------------------------------------------------------- who may use
+
+
+def _has(values, wanted):
+    return wanted in (values or ()) or "*" in (values or ())
+
+
+def rule_grants_use(rule, scc):
+    """Whether one RBAC rule allows the verb ``use`` on SCC ``scc`` (wildcards included, as the authorizer reads it)."""
+    names = rule.get("resourceNames") or ()
+    return (
+        _has(rule.get("verbs"), "use")
+        and _has(rule.get("apiGroups"), "security.openshift.io")
+        and _has(rule.get("resources"), "securitycontextconstraints")
+        and (not names or scc in names)
+    )
+
+
+def who_may_use(scc, roles=(), cluster_roles=(), role_bindings=(), cluster_role_bindings=()):
+    """Every subject that may use SCC ``scc`` (a dict), sorted: ``{"kind", "name", "namespace", "scope", "via"}``.
+
+    ``scope`` is ``cluster`` (a ClusterRoleBinding, or the SCC's own ``users``/``groups`` lists) or the namespace
+    of the RoleBinding whose pods may use it. ``via`` names the grant: ``ClusterRoleBinding/<b> -> ClusterRole/<r>``,
+    ``RoleBinding/<ns>/<b> -> Role/<r>`` or ``SCC users`` / ``SCC groups``. ``broad`` marks subjects that stand for
+    every user or service account (system:authenticated, system:serviceaccounts, ...)."""
+    name = (scc.get("metadata") or {}).get("name")
+    granting_roles = {
+        ("Role", (r.get("metadata") or {}).get("namespace"), (r.get("metadata") or {}).get("name"))
+        for r in roles
+        if any(rule_grants_use(rule, name) for rule in r.get("rules") or ())
+    }
+    granting_roles |= {
+        ("ClusterRole", None, (r.get("metadata") or {}).get("name"))
+        for r in cluster_roles
+        if any(rule_grants_use(rule, name) for rule in r.get("rules") or ())
+    }
+    found = []
+
+    def add(kind, subject_name, namespace, scope, via):
+        broad = (kind == "Group" and (subject_name in BROAD_GROUPS or subject_name.startswith(BROAD_GROUP_PREFIXES))) or (
+            kind == "User" and subject_name in BROAD_USERS
+        )
+        found.append({"kind": kind, "name": subject_name, "namespace": namespace, "scope": scope, "via": via, "broad": broad})
+
+    for binding, cluster_wide in [(b, False) for b in role_bindings] + [(b, True) for b in cluster_role_bindings]:
+        meta = binding.get("metadata") or {}
+        ref = binding.get("roleRef") or {}
+        namespace = None if cluster_wide else meta.get("namespace")
+        role = (ref.get("kind"), None if ref.get("kind") == "ClusterRole" else namespace, ref.get("name"))
+        if role not in granting_roles:
+            continue
+        where = "ClusterRoleBinding/%s" % meta.get("name") if cluster_wide else "RoleBinding/%s/%s" % (namespace, meta.get("name"))
+        via = "%s -> %s/%s" % (where, ref.get("kind"), ref.get("name"))
+        for subject in binding.get("subjects") or ():
+            kind = subject.get("kind")
+            subject_namespace = (subject.get("namespace") or namespace) if kind == "ServiceAccount" else None
+            add(kind, subject.get("name") or "", subject_namespace, "cluster" if cluster_wide else namespace, via)
+    for user in scc.get("users") or ():
+        if user.startswith(SERVICE_ACCOUNT_PREFIX) and user.count(":") == 3:
+            _prefix, _sa, namespace, account = user.split(":")
+            add("ServiceAccount", account, namespace, "cluster", "SCC users")
+        else:
+            add("User", user, None, "cluster", "SCC users")
+    for group in scc.get("groups") or ():
+        add("Group", group, None, "cluster", "SCC groups")
+    return sorted(found, key=lambda s: (s["kind"], s["namespace"] or "", s["name"], s["scope"] or "", s["via"]))

@@ -57,67 +57,88 @@ def new_pod_ready(api, namespace, name):
     return False
 
 
+# Two rollouts, each waited on in its own phase when the API server goes: (name, phase, minReadySeconds, batch).
+# minReadySeconds makes the phases last a few seconds, so the restart lands where it should.
+RESTARTED_ROLLOUTS = (("fast-agent", "fast", 3, "5"), ("canary-agent", "canary", 5, "10"))
+
+
 # Exclusive: the API server is down for 20 s and kcm and the scheduler restart, under every other client.
 @pytest.mark.exclusive
-@pytest.mark.parametrize(("phase", "min_ready_seconds", "batch"), [("canary", 5, "10"), ("fast", 3, "5")])
-def test_apiserver_restart_mid_rollout_completes(testbed, kubeconfig, namespace, api, tmp_path, phase, min_ready_seconds, batch):
-    """kube-apiserver is killed while the module waits in ``phase`` and started again DOWNTIME seconds later (same
-    flags, same etcd): the module's watches break and its requests fail meanwhile, and the rollout still completes.
+def test_apiserver_restart_mid_rollouts_completes(testbed, kubeconfig, namespace, api, tmp_path):
+    """kube-apiserver is killed while one module waits in the fast phase and another in the canary phase, and
+    started again DOWNTIME seconds later (same flags, same etcd): the modules' watches break and their requests fail
+    meanwhile, and both rollouts still complete. One restart for both phases (a restart costs the whole testbed
+    half a minute).
 
     canary: the restart starts once the canary pod is Ready, so the module decides to widen (minReadySeconds later,
     on its recheck tick) while the API server is down: that patch fails and must be made again afterwards.
-    fast: the restart starts as the fast phase begins, while the controller replaces the first batch.
+    fast: the fast phase has begun (20 nodes, one per batch), so the controller is replacing pods when it goes.
     """
     apps = client.AppsV1Api(api)
-    name = "restart-agent"
-    # minReadySeconds makes the phases last a few seconds, so the restart lands where it should.
-    create(api, namespace, name, max_unavailable=3, min_ready_seconds=min_ready_seconds)
-    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": name, "images": {"agent": V2}, "batch": batch, "wait_timeout": 600}
-    proc = start_module_subprocess(tmp_path, "daemonset_canary", args)  # its JSON result on stdout
+    procs = {}
 
-    def in_phase(ds):
-        current = (ds.metadata.annotations or {}).get(PHASE)
-        if current == phase and (phase != "canary" or new_pod_ready(api, namespace, name)):
-            return True
-        assert proc.poll() is None, f"the module ended before phase {phase}: {proc.communicate()}"
-        return False
+    def in_phase(name, phase, proc):
+        def check(ds):
+            current = (ds.metadata.annotations or {}).get(PHASE)
+            if current == phase and (phase != "canary" or new_pod_ready(api, namespace, name)):
+                return True
+            assert proc.poll() is None, f"the module ended before phase {phase}: {proc.communicate()}"
+            return False
+
+        return check
 
     try:
-        read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
-        ds = poll_until(read, 60, 0.05, f"the rollout to reach phase {phase}", until=in_phase, show=lambda ds: ds.metadata.annotations)
-        assert (ds.metadata.annotations or {}).get(PHASE) == phase, ds.metadata.annotations
-        status = ds.status
-        assert (status.updated_number_scheduled or 0) < status.desired_number_scheduled or (status.observed_generation or 0) < ds.metadata.generation, status
+        # The fast rollout first (it stays in its phase for a minute), then the canary one into its short phase.
+        for name, phase, min_ready_seconds, batch in RESTARTED_ROLLOUTS:
+            create(api, namespace, name, max_unavailable=3, min_ready_seconds=min_ready_seconds)
+            args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": name, "images": {"agent": V2}, "batch": batch, "wait_timeout": 600}
+            procs[name] = start_module_subprocess(tmp_path, "daemonset_canary", args)  # its JSON result on stdout
+            read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
+            poll_until(read, 60, 0.05, f"{name} to reach phase {phase}", until=in_phase(name, phase, procs[name]), show=lambda ds: ds.metadata.annotations)
+        for name, phase, _min_ready, _batch in RESTARTED_ROLLOUTS:
+            ds = apps.read_namespaced_daemon_set(name, namespace)
+            assert (ds.metadata.annotations or {}).get(PHASE) == phase, (name, ds.metadata.annotations)
+            status = ds.status
+            assert (status.updated_number_scheduled or 0) < status.desired_number_scheduled or (status.observed_generation or 0) < ds.metadata.generation, (
+                status
+            )
         started, killed = time.monotonic(), time.time()
         testbed.restart("kube-apiserver", grace=0, downtime=DOWNTIME)
         outage = time.monotonic() - started
         # The testbed's controllers may have backed off for minutes after 403s from the new API server (see
-        # testbed.cluster.API_CLIENTS): restart them. The module, which got no such answer, is left as it is.
+        # testbed.cluster.API_CLIENTS): restart them. The modules, which got no such answer, are left as they are.
         testbed.restart_api_clients(CONTROL_PLANE_CLIENTS)
-        assert proc.poll() is None, f"the module ended during the restart: {proc.communicate()}"
-        out, err = proc.communicate(timeout=900)
+        outputs = {}
+        for name, proc in procs.items():
+            assert proc.poll() is None, f"the module of {name} ended during the restart: {proc.communicate()}"
+        for name, proc in procs.items():
+            outputs[name] = proc.communicate(timeout=900)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         testbed.restart_api_clients(ADDON_CLIENTS)  # for the tests after this one
-    try:
-        result = json.loads(out)
-    except ValueError:
-        raise AssertionError(f"the module printed no JSON (exit {proc.returncode}):\n{out}\n{err}") from None
-    assert not result.get("failed"), result
-    assert result["changed"] is True and result["phase"] == "done", result
-    assert [e["reason"] for e in result["events"]] == ["CanaryStarted", "CanaryPassed", "CanaryCompleted"], result["events"]
-    assert not result.get("warnings"), result["warnings"]  # every Event was written, if need be after the restart
-    assert result["duration"] > outage
-    ds = assert_rolled_out(api, namespace, name, 3)
-    assert ds.spec.min_ready_seconds == min_ready_seconds
-    if phase == "canary":
-        # The widening was due (minReadySeconds and at most one recheck tick after the canary got Ready) while the
-        # server was down, and was carried out by the new one (started DOWNTIME seconds after the kill).
-        assert DOWNTIME > min_ready_seconds + RECHECK_SECONDS
-        events = client.CoreV1Api(api).list_namespaced_event(namespace, field_selector=f"involvedObject.name={name},reason=CanaryPassed").items
-        assert len(events) == 1 and events[0].first_timestamp.timestamp() >= int(killed + DOWNTIME) - 1, (killed, events)
+
+    for name, phase, min_ready_seconds, _batch in RESTARTED_ROLLOUTS:
+        out, err = outputs[name]
+        try:
+            result = json.loads(out)
+        except ValueError:
+            raise AssertionError(f"the module of {name} printed no JSON (exit {procs[name].returncode}):\n{out}\n{err}") from None
+        assert not result.get("failed"), result
+        assert result["changed"] is True and result["phase"] == "done", result
+        assert [e["reason"] for e in result["events"]] == ["CanaryStarted", "CanaryPassed", "CanaryCompleted"], result["events"]
+        assert not result.get("warnings"), result["warnings"]  # every Event was written, if need be after the restart
+        assert result["duration"] > outage
+        ds = assert_rolled_out(api, namespace, name, 3)
+        assert ds.spec.min_ready_seconds == min_ready_seconds
+        if phase == "canary":
+            # The widening was due (minReadySeconds and at most one recheck tick after the canary got Ready) while the
+            # server was down, and was carried out by the new one (started DOWNTIME seconds after the kill).
+            assert DOWNTIME > min_ready_seconds + RECHECK_SECONDS
+            events = client.CoreV1Api(api).list_namespaced_event(namespace, field_selector=f"involvedObject.name={name},reason=CanaryPassed").items
+            assert len(events) == 1 and events[0].first_timestamp.timestamp() >= int(killed + DOWNTIME) - 1, (killed, events)
 
 
 # ------------------------------------------------------------------------------------- disruption via a watch

@@ -130,6 +130,11 @@ PLAYBOOK = """
     - name: Every Subscription of the namespace
       kubeforge.operators.olm_operator_info:
       register: every
+    - name: Every Subscription of kube-demo in the cluster (null overrides the module_defaults namespace)
+      kubeforge.operators.olm_operator_info:
+        package: kube-demo
+        namespace: null
+      register: cluster_wide
     - name: A package of the catalog that is not subscribed
       kubeforge.operators.olm_operator_info:
         package: kube-allns
@@ -141,7 +146,9 @@ PLAYBOOK = """
     - name: Keep the results for the test
       ansible.builtin.copy:
         dest: "{{ results_file }}"
-        content: "{{ {'one': one, 'checked': checked, 'by_name': by_name, 'every': every, 'absent': absent, 'unknown': unknown} | to_json }}"
+        content: >-
+          {{ {'one': one, 'checked': checked, 'by_name': by_name, 'every': every, 'cluster_wide': cluster_wide,
+              'absent': absent, 'unknown': unknown} | to_json }}
         mode: "0600"
 """
 
@@ -202,6 +209,11 @@ def test_module_reports_installed_pending_and_absent_operators(installed, kubeco
     assert results["by_name"]["operator"] == op
     assert "operator" not in results["every"]
     assert results["every"]["operators"] == [op]
+    # the whole cluster: this namespace's record as above, among those of parallel tests' namespaces, in order
+    everywhere = results["cluster_wide"]["operators"]
+    assert "operator" not in results["cluster_wide"] and {r["package"] for r in everywhere} == {"kube-demo"}, everywhere
+    assert [r for r in everywhere if r["namespace"] == namespace] == [op]
+    assert [r["namespace"] for r in everywhere] == sorted(r["namespace"] for r in everywhere)
 
     absent = results["absent"]["operator"]
     assert (absent["package"], absent["present"], absent["installed"], absent["subscription"], absent["csv"]) == ("kube-allns", False, False, None, None)

@@ -18,6 +18,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 from lib.olm_bundles import V1DEMO_CRD_FILE
+from lib.polling import poll_until
 
 # One xdist worker for every file of this group: fixed ClusterExtension, namespace and ClusterCatalog names and
 # kube-v1demo's CRD, shared with the other OLM v1 file.
@@ -45,6 +46,15 @@ def _can(api, namespace, sa, verb, group, resource, name=None, ns=None):
         )
     )
     return k8s.AuthorizationV1Api(api).create_subject_access_review(review).status.allowed
+
+
+def diagnosed(run_module, kubeconfig, extension, cause):
+    """olm_diagnose of a ClusterExtension after a failure: its finding of ``cause`` (asserting there is one)."""
+    result = run_module("olm_diagnose", dict(kubeconfig=kubeconfig, cluster_extension=extension))
+    assert not result.get("failed"), result
+    found = [f for f in result["findings"] if f["cause"] == cause]
+    assert found, result["summary"]
+    return found[0]
 
 
 def _delete_namespace(api, name):
@@ -77,11 +87,34 @@ def test_cluster_catalog_served_idempotent_and_digest_poll_refused(v1_catalog, o
 
     # catalogd's mutating webhook (registered by URL on 127.0.0.1) labels catalogs created without the name label
     custom = k8s.CustomObjectsApi(api)
-    body = {"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog", "metadata": {"name": "kubeforge-webhook-probe"},
-            "spec": {"availabilityMode": "Unavailable", "source": {"type": "Image", "image": {"ref": v1_catalog["image"]}}}}
+    body = {
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterCatalog",
+        "metadata": {"name": "kubeforge-webhook-probe"},
+        "spec": {"availabilityMode": "Unavailable", "source": {"type": "Image", "image": {"ref": v1_catalog["image"]}}},
+    }
     created = custom.create_cluster_custom_object("olm.operatorframework.io", "v1", "clustercatalogs", body)
     custom.delete_cluster_custom_object("olm.operatorframework.io", "v1", "clustercatalogs", "kubeforge-webhook-probe")
     assert created["metadata"]["labels"]["olm.operatorframework.io/metadata.name"] == "kubeforge-webhook-probe"
+
+    # olm_cluster_catalog_info reads the same content from catalogd and reports it per package and channel
+    info = run_module(
+        "olm_cluster_catalog_info", dict(name=v1_catalog["name"], package=PACKAGE, catalogd_ca_cert=olmv1["catalogd_ca_file"], kubeconfig=kubeconfig)
+    )
+    assert not info.get("failed") and "warnings" not in info, info
+    (record,) = info["catalogs"]
+    assert (record["serving"], record["resolved_image"], record["base_url"]) == (True, served["resolved_ref"], served["base_url"]), record
+    (package,) = record["packages"]
+    versions = sorted(version for (name, version) in served_images if name == PACKAGE)
+    assert (package["name"], package["default_channel"], [c["name"] for c in package["channels"]]) == (PACKAGE, "stable", ["stable"]), package
+    stable = package["channels"][0]
+    assert stable["versions"] == versions and stable["head"] == f"{PACKAGE}.v{versions[-1]}", stable
+    assert info["offered_by"] == [v1_catalog["name"]]
+    # without a CA the testbed's catalogd certificate is refused (TLS verification is on); without contents, one LIST
+    unverified = run_module("olm_cluster_catalog_info", dict(name=v1_catalog["name"], kubeconfig=kubeconfig))
+    assert "packages" not in unverified["catalogs"][0] and "CERTIFICATE_VERIFY_FAILED" in unverified["catalogs"][0]["contents_error"], unverified
+    states = run_module("olm_cluster_catalog_info", dict(contents=False, kubeconfig=kubeconfig))
+    assert v1_catalog["name"] in [c["name"] for c in states["catalogs"]] and all("packages" not in c for c in states["catalogs"]), states
 
     again = run_module("olm_cluster_catalog", dict(name=v1_catalog["name"], image=v1_catalog["image"], wait=True, kubeconfig=kubeconfig))
     assert not again.get("failed") and again["changed"] is False, again
@@ -91,16 +124,83 @@ def test_cluster_catalog_served_idempotent_and_digest_poll_refused(v1_catalog, o
     assert refused.get("failed") and "cannot be used with the digest reference" in refused["msg"], refused
 
 
-def test_a_catalog_image_that_does_not_exist_fails_fast_with_catalogds_error(v1_catalog, run_module, kubeconfig):
-    """catalogd keeps Retrying a tag the registry does not have; the module stops at once with its error."""
+def test_a_catalog_image_that_does_not_exist_fails_fast_with_catalogds_error(v1_catalog, run_module, api, kubeconfig):
+    """catalogd keeps Retrying a tag the registry does not have; the module stops at once with its error, and
+    olm_diagnose names that catalog for an extension that cannot resolve."""
     missing = v1_catalog["image"].rsplit(":", 1)[0] + ":v9-never-pushed"
     args = dict(name="kubeforge-missing-tag", image=missing, wait=True, wait_timeout=240, kubeconfig=kubeconfig)
+    custom = k8s.CustomObjectsApi(api)
     try:
         result = run_module("olm_cluster_catalog", args)
         assert result.get("failed") and "manifest unknown" in result["msg"], result
         assert result["msg"].startswith("catalogd cannot serve ClusterCatalog kubeforge-missing-tag: Progressing=True/Retrying"), result["msg"]
         assert result["duration"] < 60, result
+
+        # olm_diagnose of a ClusterExtension that can resolve from no catalog: operator-controller's resolution error,
+        # the catalog that is not serving, and the installer ServiceAccount that does not exist - each named
+        custom.create_cluster_custom_object(
+            "olm.operatorframework.io",
+            "v1",
+            "clusterextensions",
+            {
+                "apiVersion": "olm.operatorframework.io/v1",
+                "kind": "ClusterExtension",
+                "metadata": {"name": "kf-v1diagnose"},
+                "spec": {
+                    "namespace": "kf-v1diagnose",
+                    "serviceAccount": {"name": "nobody"},
+                    "source": {"sourceType": "Catalog", "catalog": {"packageName": PACKAGE, "version": "9.9.9"}},
+                },
+            },
+        )
+        named = {"CatalogNotServing", "ServiceAccountMissing"}
+        diagnosis = poll_until(
+            lambda: run_module("olm_diagnose", dict(kubeconfig=kubeconfig, cluster_extension="kf-v1diagnose")),
+            60,
+            interval=2,
+            describe="operator-controller's verdict on kf-v1diagnose",
+            until=lambda r: r.get("failed") or (named <= set(r["causes"]) and "NotReconciled" not in r["causes"]),
+            show=lambda r: r.get("summary") or r,
+        )
+        assert not diagnosis.get("failed"), diagnosis
+        assert diagnosis["namespace"] == "kf-v1diagnose", diagnosis
+        # the testbed runs catalogd and operator-controller as processes, not Deployments: nothing to read there
+        assert any("OLM v1's namespace is not known" in note for note in diagnosis["notes"]), diagnosis
+        not_serving = [f for f in diagnosis["findings"] if f["cause"] == "CatalogNotServing"]
+        assert [f["objects"] for f in not_serving] == [["ClusterCatalog/kubeforge-missing-tag"]], not_serving
+        assert "manifest unknown" in not_serving[0]["message"], not_serving
+
+        def diagnosed_as(cause):
+            return poll_until(
+                lambda: run_module("olm_diagnose", dict(kubeconfig=kubeconfig, cluster_extension="kf-v1diagnose")),
+                60,
+                interval=2,
+                describe=f"olm_diagnose to name {cause} for kf-v1diagnose",
+                until=lambda r: r.get("failed") or cause in r["causes"],
+                show=lambda r: r.get("summary") or r,
+            )
+
+        # with its ServiceAccount there, operator-controller resolves - and stops at the catalog that is not served
+        core = k8s.CoreV1Api(api)
+        core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name="kf-v1diagnose")))
+        core.create_namespaced_service_account("kf-v1diagnose", k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="nobody")))
+        (blocked,) = [f for f in diagnosed_as("ResolutionBlocked")["findings"] if f["cause"] == "ResolutionBlocked"]
+        assert 'catalog "kubeforge-missing-tag" is not being served' in blocked["message"], blocked
+        assert "ClusterCatalog kubeforge-missing-tag is not served" in blocked["fix"], blocked
+        # without that catalog, it finds no such version
+        removed = run_module("olm_cluster_catalog", dict(args, state="absent"))
+        assert not removed.get("failed"), removed
+        resolution = diagnosed_as("ResolutionFailed")
+        (failed,) = [f for f in resolution["findings"] if f["cause"] == "ResolutionFailed"]
+        assert f'no bundles found for package "{PACKAGE}" matching version "9.9.9"' in failed["message"], failed
+        assert not {"ServiceAccountMissing", "CatalogNotServing", "ResolutionBlocked"} & set(resolution["causes"]), resolution["summary"]
     finally:
+        _delete_namespace(api, "kf-v1diagnose")
+        try:
+            custom.delete_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", "kf-v1diagnose")
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
         removed = run_module("olm_cluster_catalog", dict(args, state="absent"))
         assert not removed.get("failed"), removed
 
@@ -200,9 +300,21 @@ def test_a_service_account_of_the_user_gets_the_rbac_but_is_never_taken_over(v1_
     try:
         core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
         core.create_namespaced_service_account(namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="mine")))
-        installed = run_module("olm_cluster_extension", dict(
-            name=name, namespace=namespace, package=PACKAGE, version="0.1.0", service_account="mine", create_service_account=True,
-            registry_auth=v1_catalog["registry_auth"], wait=True, wait_timeout=120, kubeconfig=kubeconfig))
+        installed = run_module(
+            "olm_cluster_extension",
+            dict(
+                name=name,
+                namespace=namespace,
+                package=PACKAGE,
+                version="0.1.0",
+                service_account="mine",
+                create_service_account=True,
+                registry_auth=v1_catalog["registry_auth"],
+                wait=True,
+                wait_timeout=120,
+                kubeconfig=kubeconfig,
+            ),
+        )
         assert not installed.get("failed") and installed["installed_version"] == "0.1.0", installed
         assert "ServiceAccount" not in [o["kind"] for o in installed["installer"]["objects"]]
         assert not (core.read_namespaced_service_account("mine", namespace).metadata.labels or {})
@@ -233,12 +345,18 @@ def test_a_crd_owned_by_olm_v0_is_refused_fast(v1_catalog, run_module, api, kube
         # (the test makes that ServiceAccount a cluster-admin, so that ownership, not permissions, stops the install)
         core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
         core.create_namespaced_service_account(namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="mine")))
-        rbac.create_cluster_role_binding(k8s.V1ClusterRoleBinding(
-            metadata=k8s.V1ObjectMeta(name=name), role_ref=k8s.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="cluster-admin"),
-            subjects=[k8s.RbacV1Subject(kind="ServiceAccount", name="mine", namespace=namespace)]))
+        rbac.create_cluster_role_binding(
+            k8s.V1ClusterRoleBinding(
+                metadata=k8s.V1ObjectMeta(name=name),
+                role_ref=k8s.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="cluster-admin"),
+                subjects=[k8s.RbacV1Subject(kind="ServiceAccount", name="mine", namespace=namespace)],
+            )
+        )
         refused = run_module("olm_cluster_extension", dict(base, service_account="mine"))
         assert refused.get("failed") and "cannot be managed by operator-controller" in refused["msg"], refused
         assert refused["duration"] < 60, refused["duration"]
+        conflict = diagnosed(run_module, kubeconfig, name, "OwnershipConflict")
+        assert CRD in conflict["message"] and "remove that installation first" in conflict["fix"], conflict
     finally:
         run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
         _delete_namespace(api, namespace)
@@ -265,6 +383,8 @@ def test_ownnamespace_only_bundle_is_refused(v1_catalog, run_module, api, kubeco
         refused = run_module("olm_cluster_extension", dict(base, service_account="installer"))
         assert refused.get("failed"), refused
         assert "do not support targeting all namespaces" in refused["msg"], refused["msg"]
+        mode = diagnosed(run_module, kubeconfig, name, "InstallModeMismatch")
+        assert "do not support targeting all namespaces" in mode["message"] and "OLM v0" in mode["fix"], mode
     finally:
         run_module("olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
         _delete_namespace(api, namespace)
@@ -275,8 +395,18 @@ def test_service_account_required_error_names_what_is_needed(v1_catalog, run_mod
     assert result.get("failed"), result
     assert "set service_account" in result["msg"] and "create_service_account=true" in result["msg"], result["msg"]
     # nothing to derive permissions from: refused, naming the request and the catalogs searched
-    nothing = run_module("olm_cluster_extension", dict(name="kf-v1nosa", namespace="kf-v1nosa", package=PACKAGE, version="9.9.9",
-                                                       create_service_account=True, registry_auth=v1_catalog["registry_auth"], kubeconfig=kubeconfig))
+    nothing = run_module(
+        "olm_cluster_extension",
+        dict(
+            name="kf-v1nosa",
+            namespace="kf-v1nosa",
+            package=PACKAGE,
+            version="9.9.9",
+            create_service_account=True,
+            registry_auth=v1_catalog["registry_auth"],
+            kubeconfig=kubeconfig,
+        ),
+    )
     assert nothing.get("failed"), nothing
     assert f"no bundle of package {PACKAGE} with version 9.9.9" in nothing["msg"] and v1_catalog["name"] in nothing["msg"], nothing["msg"]
     assert not _exists(lambda: k8s.CustomObjectsApi(api).get_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", "kf-v1nosa"))

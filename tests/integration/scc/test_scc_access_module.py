@@ -71,6 +71,22 @@ def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, ap
     assert can_use(api, namespace, "app", name) and can_use(api, namespace, "other", name)
     assert run_module("scc_access", args)["changed"] is False
 
+    # scc_info names the same subjects the API server's authorizer allows: the RoleBinding's, and the SCC's own list
+    (info,) = run_module("scc_info", {"kubeconfig": kubeconfig, "name": name})["sccs"]
+    via = f"RoleBinding/{namespace}/system:openshift:scc:{name} -> ClusterRole/system:openshift:scc:{name}"
+    mine = [(s["kind"], s["namespace"], s["name"], s["scope"], s["via"]) for s in info["who_may_use"] if s["namespace"] == namespace]
+    assert mine == [
+        ("ServiceAccount", namespace, "app", namespace, via),
+        ("ServiceAccount", namespace, "legacy", "cluster", "SCC users"),
+        ("ServiceAccount", namespace, "other", namespace, via),
+    ], info["who_may_use"]
+    # cluster-admin's wildcard rule allows every SCC, as on OpenShift
+    assert ("Group", "system:masters", "ClusterRoleBinding/cluster-admin -> ClusterRole/cluster-admin") in [
+        (s["kind"], s["name"], s["via"]) for s in info["who_may_use"]
+    ], info["who_may_use"]
+    assert (info["default"], info["created_by_kubeforge"], info["broad"]) == (False, False, False), info
+    assert all(can_use(api, namespace, s["name"], name) for s in info["who_may_use"] if s["via"] == via)
+
     revoke_one = run_module("scc_access", dict(args, state="absent", service_accounts=[f"{namespace}/app"]))
     assert revoke_one["changed"] is True and [s["name"] for s in revoke_one["binding"]["subjects"]] == ["other"]
     assert not can_use(api, namespace, "app", name) and can_use(api, namespace, "other", name)

@@ -4,6 +4,8 @@ docs/catalog_publishing.md, and is a bundle bundle_image builds (the package, CS
 import re
 from pathlib import Path
 
+import yaml
+from lib import doc_examples
 from lib.runners import run_module_in_process
 
 from ansible_collections.kubeforge.operators.plugins.modules import bundle_image
@@ -33,3 +35,18 @@ def test_bundle_image_builds_the_minimal_bundle(capsys, tmp_path):
     assert result["package"] == "my-operator"
     assert result["csv"]["name"] == "my-operator.v0.1.0" and result["csv"]["version"] == "0.1.0", result["csv"]
     assert (tmp_path / "layout" / "index.json").is_file()
+
+
+def test_every_yaml_example_of_the_documentation_says_how_it_is_checked():
+    """Each YAML block of README.md, docs/ and the role READMEs is run on the testbed (tests/integration/docs), shown
+    from docs/examples, or says why the testbed cannot run it (lib.doc_examples)."""
+    found = doc_examples.blocks()
+    unmarked = [f"{b.path}:{b.line}" for b in found if b.kind is None]
+    assert not unmarked, f"YAML examples without an <!-- example: ... --> marker: {unmarked}"
+    assert all(b.detail for b in found if b.kind == "not run"), "a 'not run' marker needs its reason"
+    ids = [b.detail for b in found if b.kind == "run"]
+    assert len(ids) == len(set(ids)) and all(ids), ids
+    for block in found:
+        if block.kind == "run":
+            content = yaml.safe_load(block.body)
+            assert isinstance(content, list) and all(isinstance(item, dict) for item in content), f"{block.path}:{block.line}"

@@ -46,6 +46,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantic
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
     CREDENTIALS_MESSAGE,
     has_credentials,
+    near_references,
     shown_reference,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
@@ -452,6 +453,11 @@ class BundleLookup:
                 self._csv_sources[img] = b
         return self
 
+    def near_matches(self, image):
+        """``"; the lookup has: a, b"`` - the bundle images it knows that ``image`` may have meant - or ``""``."""
+        near = near_references(image, list(self._by_image) + list(self.bundle_dirs))
+        return "; the lookup has: %s" % ", ".join(near) if near else ""
+
     def __contains__(self, image):
         return image in self._by_image or image in self.bundle_dirs
 
@@ -479,6 +485,8 @@ class BundleLookup:
         if path is None and self.image_puller is not None:
             try:
                 path = self.image_puller(image)
+            except BundleNotFoundError as e:
+                raise BundleNotFoundError(str(e) + self.near_matches(image)) from e
             except BundleRenderError:
                 raise
             except Exception as e:  # the puller is third-party code: report cleanly
@@ -487,8 +495,8 @@ class BundleLookup:
                 raise BundleNotFoundError("render %s: image puller returned no bundle directory"
                                           % json.dumps(shown_reference(image)))
         if path is None:
-            raise BundleNotFoundError("bundle image %s not found in the lookup catalogs or bundle directories"
-                                      % json.dumps(shown_reference(image)))
+            raise BundleNotFoundError("bundle image %s not found in the lookup catalogs or bundle directories%s"
+                                      % (json.dumps(shown_reference(image)), self.near_matches(image)))
         path = os.fspath(path)
         if not is_bundle_dir(path):
             raise BundleRenderError("render %s: %s is not a bundle directory (manifests/ and metadata/ required)"

@@ -56,7 +56,7 @@ def test_bundle_dir_index():
 def test_build_lookup_offline_and_puller():
     lookup, state = build_lookup([str(TESTDATA / "foo-bundle-v0.2.0")])
     assert lookup("quay.io/x/foo:v0.2.0").bundles[0]["name"] == "foo.v0.2.0"
-    with pytest.raises(BundleNotFoundError, match="pulling is disabled"):
+    with pytest.raises(BundleNotFoundError, match=r"pulling is disabled\); bundle directories: foo 0\.2\.0 \(foo-bundle-v0\.2\.0\)$"):
         lookup("quay.io/x/foo:v9")
     calls = []
 

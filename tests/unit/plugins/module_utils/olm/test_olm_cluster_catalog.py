@@ -113,3 +113,50 @@ def test_a_pull_error_no_retry_fixes_fails_fast(message, verdict):
     stale = retrying(message)
     stale["status"]["conditions"][0]["observedGeneration"] = 1  # about the previous image
     assert cc.cluster_catalog_verdict(stale)[0] == cc.VERDICT_WAITING
+
+
+# --- contents (olm_cluster_catalog_info) --------------------------------------------------------------------------
+
+CONTENTS = b"""
+{"schema": "olm.package", "name": "kube-demo", "defaultChannel": "stable", "description": "A demo"}
+{"schema": "olm.channel", "package": "kube-demo", "name": "stable", "entries": [
+  {"name": "kube-demo.v0.0.1"}, {"name": "kube-demo.v0.0.2", "replaces": "kube-demo.v0.0.1"},
+  {"name": "kube-demo.v0.0.10", "replaces": "kube-demo.v0.0.2"}]}
+{"schema": "olm.channel", "package": "kube-demo", "name": "fast", "entries": [{"name": "kube-demo.v0.0.1"}, {"name": "kube-demo.v0.0.2"}]}
+{"schema": "olm.bundle", "package": "kube-demo", "name": "kube-demo.v0.0.1", "image": "r/b:1",
+ "properties": [{"type": "olm.package", "value": {"packageName": "kube-demo", "version": "0.0.1"}}]}
+{"schema": "olm.bundle", "package": "kube-demo", "name": "kube-demo.v0.0.2", "image": "r/b:2",
+ "properties": [{"type": "olm.package", "value": {"packageName": "kube-demo", "version": "0.0.2"}}]}
+{"schema": "olm.bundle", "package": "kube-demo", "name": "kube-demo.v0.0.10", "image": "r/b:10",
+ "properties": [{"type": "olm.package", "value": {"packageName": "kube-demo", "version": "0.0.10"}}]}
+{"schema": "olm.deprecations", "package": "kube-demo", "entries": [
+  {"reference": {"schema": "olm.channel", "name": "fast"}, "message": "fast is gone, use stable"},
+  {"reference": {"schema": "olm.bundle", "name": "kube-demo.v0.0.1"}, "message": "0.0.1 has a CVE"}]}
+{"schema": "olm.package", "name": "other", "defaultChannel": "alpha"}
+{"schema": "olm.channel", "package": "other", "name": "alpha", "entries": [{"name": "other.v1.0.0"}]}
+{"schema": "olm.bundle", "package": "other", "name": "other.v1.0.0", "image": "r/o:1",
+ "properties": [{"type": "olm.package", "value": {"packageName": "other", "version": "1.0.0"}}]}
+"""
+
+
+def test_contents_summary_reports_heads_versions_in_order_and_deprecations():
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_bytes
+
+    packages, problems = cc.contents_summary(load_bytes(CONTENTS))
+    assert [p["name"] for p in packages] == ["kube-demo", "other"]
+    demo = packages[0]
+    assert (demo["default_channel"], demo["description"], demo["deprecated"]) == ("stable", "A demo", None)
+    fast, stable = demo["channels"]
+    # versions in semver order (0.0.10 after 0.0.2), the head by the replaces chain
+    assert (stable["name"], stable["head"], stable["head_version"], stable["versions"]) == (
+        "stable",
+        "kube-demo.v0.0.10",
+        "0.0.10",
+        ["0.0.1", "0.0.2", "0.0.10"],
+    )
+    assert stable["entries"][0] == {"name": "kube-demo.v0.0.1", "version": "0.0.1", "deprecated": "0.0.1 has a CVE"}
+    # two entries nothing replaces: no head, and the catalog's problem is reported, not raised
+    assert (fast["head"], fast["deprecated"]) == (None, "fast is gone, use stable")
+    assert problems == ["package kube-demo, channel fast: multiple channel heads found in graph: kube-demo.v0.0.1, kube-demo.v0.0.2"]
+    only = cc.contents_summary(cc.only_package(load_bytes(CONTENTS), "other"))[0]
+    assert [p["name"] for p in only] == ["other"] and only[0]["channels"][0]["head"] == "other.v1.0.0"

@@ -5,6 +5,7 @@ real OLM of the testbed).
 """
 
 import json
+import time
 
 import pytest
 from unit_testlib import real_kubelet_crash_loop_pod
@@ -934,3 +935,34 @@ def test_operator_group_spec_differences_name_each_field():
     ]
     assert installmode.operator_group_spec_differences(group, {"upgradeStrategy": "Default"}) == []
     installmode.check_operator_group_spec({"upgradeStrategy": "Default", "selector": {"matchLabels": {"a": "b"}}})
+
+
+def succeeded_at(seconds_before_now):
+    """A Succeeded CSV for V1 whose phase changed ``seconds_before_now`` before NOW."""
+    made = csv(V1, "0.0.1")
+    made["status"]["lastTransitionTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW - seconds_before_now))
+    return made
+
+
+SETTLE_CASES = [
+    ("installedCSV not set yet", sub(current=V1, state="UpgradePending"), 2, olm.WAIT),
+    ("its plan still pending", sub(current=V1, installed=V1, conditions=[cond("InstallPlanPending", reason="Installing")]), 2, olm.WAIT),
+    ("recorded", sub(current=V1, installed=V1, state="AtLatestKnown"), 2, olm.DONE),
+    ("the Subscription never catches up", sub(current=V1, state="UpgradePending"), 11, olm.DONE),
+    (
+        "the next version's plan waits for approval",
+        sub(current=V2, installed=V1, conditions=[cond("InstallPlanPending", reason="RequiresApproval")]),
+        2,
+        olm.DONE,
+    ),
+]
+
+
+@pytest.mark.parametrize("subscription, seconds, kind", [c[1:] for c in SETTLE_CASES], ids=[c[0] for c in SETTLE_CASES])
+def test_a_succeeded_csv_waits_briefly_for_the_subscription_to_record_it(subscription, seconds, kind):
+    """A result that reports success beside OLM's stale UpgradePending/InstallPlanPending misleads; OLM records the
+    install within a second or two, and a Subscription that never does is not waited on for long."""
+    action = olm.next_step(MANUAL_V1, observed(subscription, csvs=[succeeded_at(seconds)])._replace(now=NOW))
+    assert action.kind == kind, action
+    if kind == olm.WAIT:
+        assert "to record it" in action.message

@@ -9,7 +9,7 @@ on one resource. The real requests against OLM are in tests/integration/olm/test
 
 import pytest
 from lib.fakes import api_exception
-from olm_info_testlib import NS, OPERATORS, PACKAGES, cluster, olm_client, package_manifest
+from olm_info_testlib import NS, OPERATORS, PACKAGES, cluster, olm_client, package_manifest, subscription
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import info as glue
@@ -64,6 +64,31 @@ def test_every_operator_of_the_namespace_lists_each_kind_once():
     assert (demo["package"], demo["installed"], demo["upgrade_available"]) == ("kube-demo", True, True)
     assert (other["package"], other["installed"], other["csv"]) == ("kube-other", False, None)
     assert [p["name"] for p in other["pending_install_plans"]] == ["install-other"]
+
+
+def test_every_namespace_lists_each_kind_once_across_the_cluster():
+    """Without a namespace: one cluster-wide LIST per kind; each record names its namespace and gets the CSV and the
+    InstallPlans of its own namespace, and the PackageManifests are read as seen from there."""
+    objects = cluster().objects
+    elsewhere = dict(subscription(name="kube-demo", uid="u9", installed="kube-demo.v0.0.1", current="kube-demo.v0.0.1", plan=None))
+    elsewhere["metadata"] = dict(elsewhere["metadata"], namespace="team-b")
+    objects["Subscription"].append(elsewhere)
+    client = olm_client(objects, namespaces={NS, "team-b", None})
+    result = glue.operator_info(client, None)
+    assert [r[0] for r in client.requests[:3]] == ["Subscription", "ClusterServiceVersion", "InstallPlan"]
+    assert [(r["namespace"], r["package"]) for r in result["operators"]] == [(NS, "kube-demo"), (NS, "kube-other"), ("team-b", "kube-demo")]
+    demo, _other, demo_b = result["operators"]
+    assert demo["installed"] is True and [p["name"] for p in demo["pending_install_plans"]] == ["install-pfk2t"]
+    # team-b has no CSV of its own (the fake's CSV is in NS) and no InstallPlan: nothing of NS leaks into its record
+    assert demo_b["csv"] is None and demo_b["pending_install_plans"] == []
+    only = glue.operator_info(olm_client(objects, namespaces={NS, "team-b", None}), None, package="kube-other")
+    assert [(r["namespace"], r["package"]) for r in only["operators"]] == [(NS, "kube-other")] and "operator" not in only
+
+
+def test_options_that_need_a_namespace_are_refused_without_one():
+    for option in ({"name": "other-sub"}, {"source": "demo"}, {"source_namespace": NS}):
+        with pytest.raises(ValueError, match="need a namespace"):
+            glue.operator_info(cluster(), None, **option)
 
 
 def test_an_empty_namespace_sends_one_request():
@@ -126,17 +151,29 @@ V1 = "olm.operatorframework.io/v1"
 
 def _extension(name, namespace, package, version):
     conditions = [{"type": t, "status": "True", "reason": "Succeeded", "message": "m", "observedGeneration": 1} for t in ("Installed", "Progressing")]
-    return {"apiVersion": V1, "kind": "ClusterExtension", "metadata": {"name": name, "generation": 1},
-            "spec": {"namespace": namespace, "source": {"sourceType": "Catalog", "catalog": {"packageName": package}}},
-            "status": {"conditions": conditions, "install": {"bundle": {"name": f"{package}.v{version}", "version": version}}}}
+    return {
+        "apiVersion": V1,
+        "kind": "ClusterExtension",
+        "metadata": {"name": name, "generation": 1},
+        "spec": {"namespace": namespace, "source": {"sourceType": "Catalog", "catalog": {"packageName": package}}},
+        "status": {"conditions": conditions, "install": {"bundle": {"name": f"{package}.v{version}", "version": version}}},
+    }
 
 
 def test_cluster_extensions_of_the_namespace_take_one_list_when_olm_v1_is_served():
-    served = {(OPERATORS, "Subscription"), (OPERATORS, "ClusterServiceVersion"), (OPERATORS, "InstallPlan"), (PACKAGES, "PackageManifest"),
-              (V1, "ClusterExtension")}
+    served = {
+        (OPERATORS, "Subscription"),
+        (OPERATORS, "ClusterServiceVersion"),
+        (OPERATORS, "InstallPlan"),
+        (PACKAGES, "PackageManifest"),
+        (V1, "ClusterExtension"),
+    }
     client = cluster(served=served)
-    client.objects["ClusterExtension"] = [_extension("b", NS, "kube-v1demo", "0.2.0"), _extension("a", "elsewhere", "kube-v1demo", "0.1.0"),
-                                          _extension("c", NS, "kube-other", "1.0.0")]
+    client.objects["ClusterExtension"] = [
+        _extension("b", NS, "kube-v1demo", "0.2.0"),
+        _extension("a", "elsewhere", "kube-v1demo", "0.1.0"),
+        _extension("c", NS, "kube-other", "1.0.0"),
+    ]
     result = glue.operator_info(client, NS)
     assert [r for r in client.requests if r[0] in ("discovery", "ClusterExtension")] == [("ClusterExtension", "LIST", None, None)]
     assert [(e["name"], e["installed_version"], e["installed"]) for e in result["cluster_extensions"]] == [("b", "0.2.0", True), ("c", "1.0.0", True)]
@@ -145,8 +182,9 @@ def test_cluster_extensions_of_the_namespace_take_one_list_when_olm_v1_is_served
     client.errors["ClusterExtension"] = api_exception(403, "clusterextensions is forbidden: cannot list at the cluster scope")
     denied = glue.operator_info(client, NS)
     assert "cluster_extensions" not in denied and len(denied["operators"]) == 2
-    assert denied["warnings"] == ["OLM v1 ClusterExtensions are not reported: Failed to list ClusterExtension: "
-                                  "clusterextensions is forbidden: cannot list at the cluster scope"]
+    assert denied["warnings"] == [
+        "OLM v1 ClusterExtensions are not reported: Failed to list ClusterExtension: clusterextensions is forbidden: cannot list at the cluster scope"
+    ]
     del client.errors["ClusterExtension"]
     by_name = glue.operator_info(client, NS, name="other-sub")
     assert "cluster_extensions" not in by_name  # a Subscription asked for by name

@@ -250,6 +250,28 @@ def test_lookup_from_catalog_shares_blob():
         lk("reg/b:1")
 
 
+@pytest.mark.parametrize(
+    "wanted, shown",
+    [
+        ("reg/a:2", "the lookup has: reg/a:1, reg/a@sha256:" + "1" * 64),  # the same repository, other tag or digest
+        ("reg/ab:1", "the lookup has: reg/a:1"),  # a near name
+        ("other.example/zzz:9", None),  # nothing alike: no list
+    ],
+)
+def test_a_missing_bundle_image_names_what_the_lookup_has(wanted, shown):
+    """The image a template names is often a tag or a digest off from the catalog's: the error shows the near ones."""
+    blobs = [
+        {"schema": "olm.bundle", "name": "a.v1", "package": "a", "image": image, "properties": []}
+        for image in ("reg/a:1", "reg/a@sha256:" + "1" * 64, "quay.example/unrelated/thing:7")
+    ]
+    with pytest.raises(BundleNotFoundError) as raised:
+        BundleLookup([DeclarativeConfig(bundles=blobs)])(wanted)
+    if shown:
+        assert str(raised.value).endswith(shown), raised.value
+    else:
+        assert "the lookup has" not in str(raised.value)
+
+
 def test_lookup_first_catalog_wins():
     a = {"schema": "olm.bundle", "name": "x", "image": "i", "properties": []}
     b = {"schema": "olm.bundle", "name": "y", "image": "i", "properties": []}

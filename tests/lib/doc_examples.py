@@ -1,0 +1,48 @@
+"""The YAML examples of the documentation (README.md, docs/*.md, roles/*/README.md) and how each is checked.
+
+Every fenced ``yaml`` block is preceded by one marker comment:
+
+- ``<!-- example: run <id> -->``: tests/integration/docs/test_doc_examples.py runs it on the testbed as written
+  (a list of tasks in a play on localhost, or the plays themselves), with the setup its table gives ``<id>``;
+- ``<!-- example: not run - <reason> -->``: why the testbed cannot run it (an external registry, a fragment, ...);
+- ``<!-- minimal-bundle: <path> -->``: a file of docs/examples/minimal-bundle (tests/unit/docs/test_doc_examples.py).
+"""
+
+import re
+from collections import namedtuple
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+Block = namedtuple("Block", ["path", "line", "kind", "detail", "body"])
+FENCE = re.compile(r"^```ya?ml\n(.*?)^```", re.S | re.M)
+MARKER = re.compile(r"<!-- (?:example: (?P<kind>run|not run)(?: (?P<run_id>[a-z0-9-]+))?(?: - (?P<reason>.+?))?|minimal-bundle: (?P<file>\S+)) -->\n$")
+
+
+def doc_files(root=ROOT):
+    return [root / "README.md"] + sorted((root / "docs").glob("*.md")) + sorted((root / "roles").glob("*/README.md"))
+
+
+def blocks(root=ROOT):
+    """Every YAML block of the documentation, with its marker: kind ``run``/``not run``/``file``/None (no marker)."""
+    found = []
+    for path in doc_files(root):
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            before = text[: match.start()]
+            previous_line = before.rsplit("\n", 2)[-2] + "\n" if before.count("\n") >= 1 else ""
+            marker = MARKER.search(previous_line)
+            line = before.count("\n") + 1
+            rel = str(path.relative_to(root))
+            if marker is None:
+                found.append(Block(rel, line, None, None, match.group(1)))
+            elif marker.group("file"):
+                found.append(Block(rel, line, "file", marker.group("file"), match.group(1)))
+            else:
+                detail = marker.group("run_id") if marker.group("kind") == "run" else marker.group("reason")
+                found.append(Block(rel, line, marker.group("kind"), detail, match.group(1)))
+    return found
+
+
+def runnable(root=ROOT):
+    """``{id: Block}`` of the examples marked ``run``."""
+    return {b.detail: b for b in blocks(root) if b.kind == "run"}
