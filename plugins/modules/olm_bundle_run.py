@@ -10,7 +10,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: olm_bundle_run
-short_description: Run an operator bundle directory through OLM v0, upgrade it, clean it up (operator-sdk run bundle)
+short_description: Run an operator bundle directory or image through OLM v0, upgrade it, clean it up (operator-sdk run bundle)
 version_added: 0.1.0
 author:
   - kubeforge maintainers (@kubeforge)
@@ -57,13 +57,60 @@ options:
     description:
       - Path of the bundle directory on the managed node, with C(manifests/) (the ClusterServiceVersion, CRDs and
         other objects) and C(metadata/annotations.yaml).
-      - Required with O(state=present). With O(state=absent) it may name the package instead of O(package).
+      - Required with O(state=present) unless O(bundle_image) is set. With O(state=absent) it may name the package
+        instead of O(package).
     type: path
+  bundle_image:
+    description:
+      - A bundle image to run instead of O(bundle_dir) - what C(operator-sdk run bundle <image>) takes. The module
+        pulls and unpacks it (with O(registry_auth), or the credentials of O(pull_secret)) and runs it like a
+        directory; the catalog names this image for the bundle.
+      - With O(state=absent) it may name the package instead of O(package).
+    type: str
+    version_added: 0.1.0
+  pull_secret:
+    description:
+      - Name of a C(kubernetes.io/dockerconfigjson) Secret in O(namespace), as operator-sdk's C(--pull-secret-name)
+        - its credentials pull O(bundle_image), and the registry pod (O(serve=pod)) pulls O(opm_image) with it.
+      - Refused where it would have no effect (O(serve=address) without O(bundle_image)), and together with
+        O(registry_auth.docker_config).
+    type: str
+    version_added: 0.1.0
+  registry_auth:
+    description:
+      - How the module pulls O(bundle_image) (only with it).
+    type: dict
+    version_added: 0.1.0
+    suboptions:
+      username:
+        description: Username for the registry of O(bundle_image).
+        type: str
+      password:
+        description: Password or token for O(registry_auth.username); never logged or returned.
+        type: str
+      docker_config:
+        description: Path of a docker C(config.json) with registry credentials.
+        type: path
+      ca_file:
+        description: PEM CA bundle to verify the registry's certificate, on top of the system trust store.
+        type: path
+      validate_certs:
+        description: Verify the registry's TLS certificate.
+        type: bool
+        default: true
+      plain_http:
+        description: Plain HTTP to loopback test registries.
+        type: bool
+        default: false
+      timeout:
+        description: Timeout in seconds of each registry request.
+        type: int
+        default: 60
   package:
     description:
       - Package name. Defaults to the bundle's annotation C(operators.operatorframework.io.bundle.package.v1); when
         both are given they must agree.
-      - With O(state=absent), O(package) or O(bundle_dir) is required.
+      - With O(state=absent), O(package), O(bundle_dir) or O(bundle_image) is required.
     type: str
   namespace:
     description:
@@ -198,6 +245,12 @@ EXAMPLES = r"""
     bundle_dir: bundle/
     namespace: memcached-dev
 
+- name: Run a bundle image from a private registry (operator-sdk run bundle <image> --pull-secret-name)
+  kubeforge.operators.olm_bundle_run:
+    bundle_image: registry.example.com/team/memcached-operator-bundle:v0.0.1
+    pull_secret: registry-credentials
+    namespace: memcached-dev
+
 - name: Watch only its own namespace, registry pod from a mirrored opm image
   kubeforge.operators.olm_bundle_run:
     bundle_dir: /srv/bundles/memcached-operator/0.0.2
@@ -322,6 +375,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.bundle_run import DEFAULT_OPM_IMAGE
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.bundle_run import execute
 
@@ -330,6 +384,13 @@ def argspec():
     return {
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
         "bundle_dir": {"type": "path"},
+        "bundle_image": {"type": "str"},
+        "pull_secret": {"type": "str", "no_log": False},
+        # the registry_auth doc fragment's options without the registry_ prefix (validate_certs is a k8s option too)
+        "registry_auth": {
+            "type": "dict",
+            "options": dict((k[len("registry_") :] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items()),
+        },
         "package": {"type": "str"},
         "namespace": {"type": "str", "required": True},
         "channel": {"type": "str"},
@@ -350,10 +411,12 @@ def main():
         argument_spec=argspec(),
         wait=True,
         required_if=[
-            ("state", "present", ("bundle_dir",)),
-            ("state", "absent", ("package", "bundle_dir"), True),
+            ("state", "present", ("bundle_dir", "bundle_image"), True),
+            ("state", "absent", ("package", "bundle_dir", "bundle_image"), True),
             ("serve", "address", ("catalog_address",)),
         ],
+        mutually_exclusive=[("bundle_dir", "bundle_image")],
+        required_by={"registry_auth": "bundle_image"},
         supports_check_mode=True,
     )
     module.run(execute)

@@ -58,7 +58,9 @@ def pytest_xdist_make_scheduler(config, log):
         def _reschedule(self, node):
             # A worker holds back its last test until it knows the next one (for fixture teardown), so "one pending"
             # means idle; xdist asks for more at two, committing a unit to a worker that is still busy.
-            if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) > 1:
+            if node not in self.registered_collections:
+                return  # a worker that replaces a crashed one gets work once its collection is in
+            if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work.get(node, {})) > 1:
                 return
             super()._reschedule(node)
 

@@ -106,14 +106,15 @@ class BundleRunError(KubeforgeError):
 # ------------------------------------------------------------------------------------------------ the bundle
 
 
-def read_bundle(path, package=None, channel=None):
-    """Render the bundle directory ``path`` and pick its package and channel; returns a ``Bundle``.
+def read_bundle(path, package=None, channel=None, image=None):
+    """Render the bundle directory ``path`` (unpacked from ``image``, which the catalog then names) and pick its
+    package and channel; returns a ``Bundle``.
 
     The package comes from the bundle's annotations (``package`` must match them when given); the channel is
     ``channel``, else the bundle's default channel, else its first channel, else operator-sdk's
     ``operator-sdk-run-bundle``. Raises ``FBCError`` (rendering) or ``BundleRunError``.
     """
-    blob, csv = render_bundle_dir_blob(path)
+    blob, csv = render_bundle_dir_blob(path, image=image) if image else render_bundle_dir_blob(path)
     annotations = parse_bundle_metadata(f"{path}/metadata")[0]
     name, own_package = blob.get("name"), blob.get("package")
     if not name:
@@ -277,13 +278,17 @@ def injected_bundles(cfg=None, previous=None, bundle=None):
     """operator-sdk's ``injected-bundles`` annotation: ``[{"name": csv, "version": v}]``, JSON.
 
     From the catalog's bundles (pod mode), or the previous annotation plus ``bundle`` (address mode, where the
-    module does not know what else the catalog serves). Bundle directories have no image, so entries name CSVs.
+    module does not know what else the catalog serves). Entries name CSVs (bundle directories have no image), and
+    carry ``image`` for a bundle run from an image.
     """
     items = []
     if cfg is not None:
         for blob in sorted(cfg.bundles, key=lambda b: b.get("name") or ""):
             version = next((p["value"].get("version") for p in blob.get("properties") or [] if p.get("type") == "olm.package"), None)
-            items.append({"name": blob.get("name"), "version": version})
+            item = {"name": blob.get("name"), "version": version}
+            if blob.get("image"):
+                item["image"] = blob["image"]
+            items.append(item)
     else:
         try:
             items = [i for i in json.loads(previous or "[]") if isinstance(i, dict) and i.get("name")]
@@ -383,7 +388,9 @@ def security_contexts(config):
     return pod, container
 
 
-def registry_pod(catalog, namespace, digest, cm_names, image=DEFAULT_OPM_IMAGE, pull_policy="IfNotPresent", security=SECURITY_RESTRICTED, owner=None):
+def registry_pod(
+    catalog, namespace, digest, cm_names, image=DEFAULT_OPM_IMAGE, pull_policy="IfNotPresent", security=SECURITY_RESTRICTED, owner=None, pull_secret=None
+):
     """The registry pod: ``opm serve /configs`` over the ConfigMaps, mounted as files through one projected volume.
 
     The volume is mounted with a ``subPath``, so opm sees plain files instead of the ``..data`` symlinks of a
@@ -423,6 +430,8 @@ def registry_pod(catalog, namespace, digest, cm_names, image=DEFAULT_OPM_IMAGE, 
     }
     if pod_sc:
         spec["securityContext"] = pod_sc
+    if pull_secret:
+        spec["imagePullSecrets"] = [{"name": pull_secret}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(registry_pod_name(catalog, spec), namespace, labels(catalog, digest), owner), "spec": spec}
 
 

@@ -16,6 +16,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import os
+import shutil
+import tempfile
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
@@ -165,7 +169,9 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
     owner = core.owner_reference(source) if source is not None else None
     cms = core.config_maps(catalog, ns, digest, core.chunk_documents(documents), owner)
     cm_names = [name_of(cm) for cm in cms]
-    pod = core.registry_pod(catalog, ns, digest, cm_names, params["opm_image"], params["image_pull_policy"], params["security_context_config"], owner)
+    pod = core.registry_pod(
+        catalog, ns, digest, cm_names, params["opm_image"], params["image_pull_policy"], params["security_context_config"], owner, params.get("pull_secret")
+    )
     pod_name = name_of(pod)
     annotations = {
         core.ANNOTATION_INDEX_IMAGE: params["opm_image"],
@@ -238,7 +244,7 @@ def predict_install(cluster, params, ns_exists):
     }
 
 
-def present(module):
+def present(module, bundle_dir, image=None):
     p = module.params
     check_mode = module.check_mode
     started = time.monotonic()
@@ -246,7 +252,7 @@ def present(module):
     serve = p["serve"]
     if serve == SERVE_POD and p.get("catalog_address"):
         raise core.BundleRunError("catalog_address is only used with serve=address")
-    bundle = core.read_bundle(p["bundle_dir"], p.get("package"), p.get("channel"))
+    bundle = core.read_bundle(bundle_dir, p.get("package"), p.get("channel"), image)
     ns = p["namespace"]
     catalog = core.catalog_name(bundle.package)
     cluster = Cluster(module.client)
@@ -315,13 +321,13 @@ def present(module):
     return result
 
 
-def absent(module):
+def absent(module, bundle_dir=None):
     """operator-sdk cleanup: the operator (Subscription, optionally CRDs, CSV, our OperatorGroup), the CatalogSource,
     its registry pods and ConfigMaps. Objects this module did not make are left alone (with a warning)."""
     p = module.params
     package = p.get("package")
-    if p.get("bundle_dir"):
-        package = core.read_bundle(p["bundle_dir"], package).package
+    if bundle_dir:
+        package = core.read_bundle(bundle_dir, package).package
     ns, catalog = p["namespace"], core.catalog_name(package)
     cluster = Cluster(module.client)
     result = {"changed": False, "removed": {}}
@@ -357,8 +363,53 @@ def absent(module):
     return result
 
 
+def pull_secret_config(cluster, namespace, name, directory):
+    """The ``.dockerconfigjson`` of Secret ``namespace/name`` written (mode 0600) into ``directory``; its path."""
+    secret = cluster.get("Secret", name, namespace, "v1")
+    if secret is None:
+        raise core.BundleRunError(f"pull_secret: Secret {namespace}/{name} does not exist")
+    data = (secret.get("data") or {}).get(".dockerconfigjson")
+    if secret.get("type") != "kubernetes.io/dockerconfigjson" or not data:
+        raise core.BundleRunError(f"pull_secret: Secret {namespace}/{name} is not of type kubernetes.io/dockerconfigjson")
+    path = os.path.join(directory, "pull-secret.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(base64.b64decode(data))
+    return path
+
+
+def pulled_bundle(module, directory):
+    """Pull and unpack ``bundle_image`` below ``directory`` (with ``registry_auth``, or the credentials of
+    ``pull_secret``); the bundle directory's path."""
+    p = module.params
+    auth = dict(p.get("registry_auth") or {})
+    options = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in auth.items() if v is not None)
+    if p.get("pull_secret"):
+        if options.get("docker_config"):
+            raise core.BundleRunError("pull_secret and registry_auth.docker_config both give registry credentials: set one")
+        options["docker_config"] = pull_secret_config(Cluster(module.client), p["namespace"], p["pull_secret"], directory)
+    # The registry client is imported on use: most runs install a bundle directory.
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
+
+    puller = make_image_puller(cache_dir=directory, **registry_client_kwargs(options))
+    return puller(p["bundle_image"])
+
+
 def execute(module):
     """Entry point of the olm_bundle_run module."""
-    if module.params["state"] == "absent":
-        return absent(module)
-    return present(module)
+    p = module.params
+    if p.get("pull_secret") and not p.get("bundle_image") and p["serve"] == SERVE_ADDRESS:
+        raise core.BundleRunError("pull_secret has no effect here: it pulls bundle_image and the registry pod's image (serve=pod)")
+    if not p.get("bundle_image"):
+        if p["state"] == "absent":
+            return absent(module, p.get("bundle_dir"))
+        return present(module, p["bundle_dir"])
+    directory = tempfile.mkdtemp(prefix="kubeforge-bundle-run-")
+    try:
+        bundle_dir = pulled_bundle(module, directory)
+        if p["state"] == "absent":
+            return absent(module, bundle_dir)
+        return present(module, bundle_dir, p["bundle_image"])
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

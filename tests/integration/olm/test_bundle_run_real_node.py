@@ -3,6 +3,9 @@ the testbed's opm image, the CatalogSource pointing at the pod's IP, OLM install
 (a new registry pod) and cleanup. kube-demo's bundles run the testbed's pause image as their operator, so the
 operator's pod really starts. Every pod of the namespace runs on the real node (its node selector)."""
 
+import base64
+import json
+
 import pytest
 from kubernetes import client
 from lib.olm_bundles import write_runnable_bundle
@@ -26,10 +29,47 @@ def registry_pods(api, namespace):
     return [p for p in pods if p.metadata.deletion_timestamp is None]
 
 
-def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, real_node_namespace, real_node, api, tmp_path):
+def pushed_bundle_image(run_module, registry, password, path, version):
+    """The bundle directory ``path`` built and pushed to the testbed registry by bundle_image; its reference by digest."""
+    pushed = run_module(
+        "bundle_image",
+        {
+            "path": str(path),
+            "image": f"{registry['host']}/kubeforge/bundle-run/kube-demo-bundle:v{version}",
+            "push": True,
+            "registry_username": registry["username"],
+            "registry_password": password,
+            "ca_file": registry["ca_file"],
+        },
+    )
+    assert not pushed.get("failed"), pushed["msg"]
+    return pushed["image"]
+
+
+def pull_secret(api, namespace, registry, password):
+    """A kubernetes.io/dockerconfigjson Secret with the testbed registry's credentials, as `oc create secret docker-registry`."""
+    auth = base64.b64encode(f"{registry['username']}:{password}".encode()).decode()
+    config = {"auths": {registry["host"]: {"username": registry["username"], "password": password, "auth": auth}}}
+    secret = client.V1Secret(
+        metadata=client.V1ObjectMeta(name="registry-credentials"),
+        type="kubernetes.io/dockerconfigjson",
+        data={".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()},
+    )
+    client.CoreV1Api(api).create_namespaced_secret(namespace, secret)
+    return "registry-credentials"
+
+
+def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, real_node_namespace, real_node, api, tmp_path, testbed):
+    """Installed from a bundle directory, upgraded from a bundle image in the (authenticated) testbed registry pulled
+    with the credentials of a pull secret, as operator-sdk run bundle-upgrade <image> --pull-secret-name does."""
     ns, opm = real_node_namespace, real_node["images"]["opm"]
     v1 = write_runnable_bundle(tmp_path / "0.0.1", "kube-demo", "0.0.1", real_node["images"])
     v2 = write_runnable_bundle(tmp_path / "0.0.2", "kube-demo", "0.0.2", real_node["images"])
+    registry = testbed.state["registry"]
+    with open(registry["password_file"], encoding="utf-8") as handle:
+        password = handle.read().strip()
+    v2_image = pushed_bundle_image(run_module, registry, password, v2, "0.0.2")
+    secret = pull_secret(api, ns, registry, password)
 
     first = run(run_module, kubeconfig, ns, opm, bundle_dir=str(v1))
     assert not first.get("failed"), first["msg"]
@@ -38,10 +78,17 @@ def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, re
     assert [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods] == [(first["registry_pod"], real_node["name"], "Running")]
     assert first["catalog_source"]["spec"]["address"] == f"{pods[0].status.pod_ip}:50051"
 
-    upgraded = run(run_module, kubeconfig, ns, opm, bundle_dir=str(v2))
+    # without credentials the authenticated registry refuses the pull, before anything changes
+    refused = run(run_module, kubeconfig, ns, opm, bundle_image=v2_image, registry_auth={"ca_file": registry["ca_file"]})
+    assert refused.get("failed") and refused.get("status") == 401 and "authentication required" in refused["msg"], refused
+    upgraded = run(run_module, kubeconfig, ns, opm, bundle_image=v2_image, pull_secret=secret, registry_auth={"ca_file": registry["ca_file"]})
     assert not upgraded.get("failed"), upgraded["msg"]
     assert upgraded["operation"] == "upgrade" and upgraded["installed_csv"] == "kube-demo.v0.0.2"
     assert upgraded["registry_pod"] != first["registry_pod"]
+    pod = client.CoreV1Api(api).read_namespaced_pod(upgraded["registry_pod"], ns)
+    assert [s.name for s in pod.spec.image_pull_secrets or []] == [secret]
+    injected = json.loads(upgraded["catalog_source"]["metadata"]["annotations"][core.ANNOTATION_INJECTED_BUNDLES])
+    assert {"name": "kube-demo.v0.0.2", "version": "0.0.2", "image": v2_image} in injected, injected
     poll_until(
         lambda: [p.metadata.name for p in registry_pods(api, ns)],
         60,

@@ -509,3 +509,18 @@ def test_serve_pod_refuses_catalog_address_and_a_foreign_catalog_source(fake):
     with pytest.raises(core.BundleRunError, match="not created by this module"):
         glue.execute(module())
     assert fake.calls == []
+
+
+def test_a_bundle_run_from_an_image_names_it_in_the_catalog_and_the_annotation():
+    image = "registry.example.com/team/kube-demo-bundle@sha256:" + "c" * 64
+    bundle = core.read_bundle(V2, image=image)
+    assert bundle.blob["image"] == image
+    cfg = core.plan_catalog(None, bundle, core.INSTALL, None)
+    assert [b["image"] for b in cfg.bundles] == [image]
+    assert json.loads(core.injected_bundles(cfg)) == [{"name": "kube-demo.v0.0.2", "version": "0.0.2", "image": image}]
+
+
+def test_the_registry_pod_pulls_with_the_pull_secret():
+    names = core.config_map_names(CATALOG, DIGEST, 1)
+    assert core.registry_pod(CATALOG, NS, DIGEST, names, pull_secret="registry-credentials")["spec"]["imagePullSecrets"] == [{"name": "registry-credentials"}]
+    assert "imagePullSecrets" not in core.registry_pod(CATALOG, NS, DIGEST, names)["spec"]
