@@ -149,9 +149,13 @@ def pod_logs(client, namespace, pods, lines):
             continue
         for container in (pod.get("status") or {}).get("containerStatuses") or []:
             # A crashed container that is not running now is the current one; while it runs (or waits in back-off)
-            # again, what it said before is the previous one's log.
+            # again, what it said before is the previous one's log. A container that restarts meanwhile moves one to
+            # the other (and the kubelet removes the older one), so the other is asked too.
             exited = bool((container.get("state") or {}).get("terminated"))
-            attempts = [False] if exited or not container.get("restartCount") else [True, False]
+            if not container.get("restartCount"):
+                attempts = [False]
+            else:
+                attempts = [False, True] if exited else [True, False]
             key = f"{name_of(pod)}/{container.get('name')}"
             for previous in attempts:
                 params = {"container": container.get("name"), "tailLines": lines}

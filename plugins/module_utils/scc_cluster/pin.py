@@ -75,6 +75,31 @@ def _entry(item, current):
     }
 
 
+# A patch guarded by the resourceVersion conflicts with any change meanwhile, also the controller's status updates
+# of a workload just created; it is decided again on the object as it is then, this many times at most.
+CONFLICT_ATTEMPTS = 5
+
+
+def _patch_pin(client, resource, item, scc):
+    """Send the pin's patch; on a conflict read the object again and decide again (a concurrent change of the
+    annotation itself is then seen, and refused or respected, by ``core.change``). The annotation after."""
+    state = "present" if item.action == "pin" else "absent"
+    for attempt in range(CONFLICT_ATTEMPTS):
+        try:
+            patched = patch_object(client, resource, item.pin.name, item.patch, item.pin.namespace).after
+            return core.pinned_scc(patched, item.pin.kind) if patched else None
+        except K8sError as exc:
+            if exc.status != 409 or attempt == CONFLICT_ATTEMPTS - 1:
+                raise
+        fresh = get_object(client, resource, item.pin.name, item.pin.namespace)
+        if fresh is None:
+            raise K8sError(f"{core.describe(item.pin)} was deleted meanwhile", status=404)
+        item = core.change(item.pin, fresh, scc, state)
+        if item.action is None:
+            return item.previous
+    return None  # not reached: the last attempt returns or raises
+
+
 def write(client, changes, scc, result):
     """Apply the pin changes; add ``pinned`` (one entry per workload) and the pins to ``result``'s diff."""
     if not changes:
@@ -86,12 +111,11 @@ def write(client, changes, scc, result):
         if item.action is not None:
             resource = find_resource(client, item.pin.kind, core.PIN_KINDS[item.pin.kind][0])
             try:
-                patched = patch_object(client, resource, item.pin.name, item.patch, item.pin.namespace).after
+                current = _patch_pin(client, resource, item, scc)
             except K8sError as exc:
                 hint = " (a Job's pod template cannot change once the Job has started: pin it in its manifest)" if item.pin.kind == "Job" else ""
                 message = f"cannot {item.action} {key} (SCC {scc}){hint}: {_brief(str(exc))}"
                 raise K8sError(message, status=exc.status, result=dict(result, pinned=entries)) from None
-            current = core.pinned_scc(patched, item.pin.kind) if patched else None
         entries.append(_entry(item, current))
         before[key], after[key] = item.previous, current
     result["pinned"] = entries

@@ -95,7 +95,7 @@ def examples(testbed, api, kubeconfig, tmp_path_factory):
         core.patch_node(node, {"metadata": {"labels": {"topology.kubernetes.io/zone": "a", "canary": "true"}}})
     env = dict(ansible_env(workdir), K8S_AUTH_KUBECONFIG=kubeconfig)
     try:
-        yield {"workdir": workdir, "env": env, "catalog_address": testbed.catalog_address, "api": api}
+        yield {"workdir": workdir, "env": env, "catalog_address": testbed.catalog_address, "api": api, "testbed": testbed}
     finally:
         _delete(apps.delete_namespaced_daemon_set, "node-agent", "kube-system")
         for node in labelled:
@@ -191,11 +191,13 @@ EXAMPLES = {
     "olm-operator-role-play": (lambda ctx, out: (subscription(ctx) or {}).get("status", {}).get("installedCSV") == "kube-demo.v0.0.1", True, None),
     "olm-operator-role": (lambda ctx, out: "changed=0" in out, True, None),
     "olm-operator-info": (None, False, None),
+    "olm-operator-info-cluster": (lambda ctx, out: "kube-demo" in out and "0.0.1" in out, False, None),
     "olm-diagnose": (lambda ctx, out: DIAGNOSE_TARBALL.is_file() and "no known failure found" in out, False, None),
     "olm-operator-remove": (lambda ctx, out: subscription(ctx) is None, True, None),
     "pod-security": (lambda ctx, out: enforced(ctx, "kube-demo") == "restricted", False, None),
     "scc-access": (lambda ctx, out: granted(ctx, "kubeflow", "anyuid") == ["ml-pipeline"], False, None),
     "scc-custom-and-pin": (lambda ctx, out: granted(ctx, "web", "web-netbind") == ["frontend"] and pinned(ctx) == "web-netbind", False, None),
+    "scc-info": (lambda ctx, out: "ServiceAccount kubeflow/ml-pipeline: kubeflow (RoleBinding/kubeflow/system:openshift:scc:anyuid" in out, False, None),
     "scc-relax-kubeflow": (
         lambda ctx, out: granted(ctx, "kubeflow", "kubeflow-anyuid") == ["ml-pipeline"] and enforced(ctx, "kubeflow-user-example-com") == "baseline",
         False,
@@ -203,6 +205,7 @@ EXAMPLES = {
     ),
     "scc-relax-role-play": (lambda ctx, out: granted(ctx, "istio-system", "anyuid") == ["default", "istio-ingressgateway-service-account"], False, None),
     "scc-relax-custom-anyuid": (None, False, None),
+    "olm-cluster-catalog-info": (lambda ctx, out: '"msg": [' in out, False, lambda ctx: ctx["testbed"].ensure_olmv1()),
     "cluster-setup-namespaces": (lambda ctx, out: enforced(ctx, "operators-restricted") == "restricted", False, None),
     "catalog-render-template": (lambda ctx, out: catalog_file(ctx, "v4.16").is_file() and catalog_file(ctx, "v4.20").is_file(), False, None),
     "catalog-render-source": (lambda ctx, out: (ctx["workdir"] / "build" / "index.json").is_file(), False, None),
