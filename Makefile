@@ -282,6 +282,9 @@ TEST_LOGS := $(BUILD_DIR)/test-logs
 # The scenarios in two lanes of about equal length (the preflight first); together they are MOLECULE_SCENARIOS.
 MOLECULE_LANE_A := default olm_operator canary_rollout
 MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish
+# The checks that need no cluster run at a lower CPU priority: the testbed lane is the longer one (its tests wait on
+# the cluster, which needs the CPU), and the checks still end well before it, in the time it leaves idle.
+NICE_LANE := nice -n 10
 # The runner needs only the standard library: the virtualenv is one of its phases, built beside the testbed binaries.
 test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs site, build, execution environment context; beside them the testbed: build, smoke, molecule
 	@test -n "$(PYTHON)" || { echo "python3.11 or python3 is required" >&2; exit 1; }
@@ -289,12 +292,12 @@ test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs si
 		'venv=$(MAKE) venv' \
 		'selfcontained=$(MAKE) selfcontained' \
 		'ruff=$(MAKE) ruff@venv,selfcontained!' \
-		'unit=$(MAKE) unit@ruff!' \
-		'sanity=$(MAKE) sanity@unit!' \
-		'lint=$(MAKE) lint@sanity!' \
-		'docs-lint=$(MAKE) docs-lint@lint!' \
-		'docs=$(MAKE) docs@docs-lint!' \
-		'build+ee=$(MAKE) ee@docs!' \
+		'unit=$(NICE_LANE) $(MAKE) unit@ruff!' \
+		'sanity=$(NICE_LANE) $(MAKE) sanity@unit!' \
+		'lint=$(NICE_LANE) $(MAKE) lint@sanity!' \
+		'docs-lint=$(NICE_LANE) $(MAKE) docs-lint@lint!' \
+		'docs=$(NICE_LANE) $(MAKE) docs@docs-lint!' \
+		'build+ee=$(NICE_LANE) $(MAKE) ee@docs!' \
 		'testbed-build=$(MAKE) testbed-binaries' \
 		'testbed-up=$(MAKE) testbed-up-once@venv,testbed-build' \
 		'smoke-parallel=$(MAKE) smoke-parallel@testbed-up' \

@@ -59,7 +59,7 @@ def new_pod_ready(api, namespace, name):
 
 # Two rollouts, each waited on in its own phase when the API server goes: (name, phase, minReadySeconds, batch).
 # minReadySeconds makes the phases last a few seconds, so the restart lands where it should.
-RESTARTED_ROLLOUTS = (("fast-agent", "fast", 4, "2"), ("canary-agent", "canary", 5, "10"))
+RESTARTED_ROLLOUTS = (("fast-agent", "fast", 4, "3"), ("canary-agent", "canary", 5, "10"))
 
 
 # Exclusive: the API server is down for 20 s and kcm and the scheduler restart, under every other client.
@@ -90,7 +90,7 @@ def test_apiserver_restart_mid_rollouts_completes(testbed, kubeconfig, namespace
     for name, _phase, min_ready_seconds, _batch in RESTARTED_ROLLOUTS:
         create(api, namespace, name, max_unavailable=3, min_ready_seconds=min_ready_seconds)
     try:
-        # The fast rollout first (two nodes at a time, it stays in its phase for most of a minute), then the canary one into
+        # The fast rollout first (three nodes at a time, it stays in its phase for about half a minute), then the canary one into
         # its short phase: the restart comes a few seconds after the fast phase began.
         for name, phase, _min_ready, batch in RESTARTED_ROLLOUTS:
             args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": name, "images": {"agent": V2}, "batch": batch, "wait_timeout": 600}
