@@ -285,6 +285,8 @@ MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish
 # The checks that need no cluster run at a lower CPU priority: the testbed lane is the longer one (its tests wait on
 # the cluster, which needs the CPU), and the checks still end well before it, in the time it leaves idle.
 NICE_LANE := nice -n 10
+# The molecule lanes end minutes before the parallel integration tests: a little lower priority than those too.
+NICE_MOLECULE := nice -n 5
 # The runner needs only the standard library: the virtualenv is one of its phases, built beside the testbed binaries.
 test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs site, build, execution environment context; beside them the testbed: build, smoke, molecule
 	@test -n "$(PYTHON)" || { echo "python3.11 or python3 is required" >&2; exit 1; }
@@ -301,8 +303,8 @@ test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs si
 		'testbed-build=$(MAKE) testbed-binaries' \
 		'testbed-up=$(MAKE) testbed-up-once@venv,testbed-build' \
 		'smoke-parallel=$(MAKE) smoke-parallel@testbed-up' \
-		'molecule-a=$(MAKE) molecule MOLECULE_SCENARIOS="$(MOLECULE_LANE_A)"@testbed-up' \
-		'molecule-b=$(MAKE) molecule MOLECULE_SCENARIOS="$(MOLECULE_LANE_B)"@testbed-up' \
+		'molecule-a=$(NICE_MOLECULE) $(MAKE) molecule MOLECULE_SCENARIOS="$(MOLECULE_LANE_A)"@testbed-up' \
+		'molecule-b=$(NICE_MOLECULE) $(MAKE) molecule MOLECULE_SCENARIOS="$(MOLECULE_LANE_B)"@testbed-up' \
 		'smoke-exclusive=$(MAKE) smoke-exclusive@smoke-parallel,molecule-a,molecule-b!' \
 		'testbed-down=$(MAKE) testbed-down-once@testbed-up,smoke-parallel,molecule-a,molecule-b,smoke-exclusive!'
 
