@@ -95,11 +95,11 @@ def _service_account(snap):
     wanted = (spec(ext).get("serviceAccount") or {}).get("name")
     if not wanted or snap.get("serviceaccount") is not None:
         return []
+    problem = ce.permanent_problem((condition(ext, "Progressing") or {}).get("message"))
+    if problem and problem[0] == "service account":
+        return []  # operator-controller said it already (_extension reports it)
     cause, fix = CAUSES["service account"]
     where = f"{snap['namespace']}/{wanted}"
-    findings = _extension(snap)
-    if any(f.cause == cause for f in findings):
-        return []  # operator-controller said it already
     return [Finding(cause, f"ServiceAccount {where}, which ClusterExtension {name_of(ext)} installs as, does not exist", fix, [f"ServiceAccount/{where}"])]
 
 
