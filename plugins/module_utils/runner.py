@@ -22,7 +22,9 @@ anything else (a bug)                       ``msg`` prefixed with the exception'
 Every failure also carries ``exception``: the traceback (shown by Ansible at ``-vvv``), whose last line holds the
 same bounded message. Messages are cut at :data:`MESSAGE_LIMIT` characters, so no input, however large, can make
 a huge result. Warnings a module collects are returned under ``warnings`` and passed to ``module.warn`` here.
-Passwords written into image references among the parameters are masked in every output, like no_log values.
+Every module builds :class:`MaskingAnsibleModule` (directly, or through ``KubeforgeModule``): passwords written into
+image references among the parameters are masked in every output, like no_log values - from the start, since
+Ansible's own argument validation may fail (and show the invocation) before ``run_module`` runs.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,7 +33,7 @@ __metaclass__ = type
 
 import traceback
 
-from ansible.module_utils.basic import missing_required_lib
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import strings_in, userinfo_secrets
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import (
@@ -40,6 +42,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
     api_error_status,
     excerpt,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import defaults_of, refuse_unused
 
 # Longest message a failure may carry (validation can legitimately list many problems; a single input excerpt is
 # bounded much tighter by errors.excerpt).
@@ -75,21 +78,32 @@ def failure_from_exception(exc):
     return failure
 
 
-def run_module(module, execute, requirements=()):
+class MaskingAnsibleModule(AnsibleModule):
+    """``AnsibleModule`` whose no_log values include the secrets of every image reference or URL among its
+    parameters (``user:password@registry/...``; refused later, but never shown)."""
+
+    def _load_params(self):
+        super()._load_params()
+        for text in strings_in(self.params or {}):
+            self.no_log_values.update(userinfo_secrets(text))
+
+
+def run_module(module, execute, requirements=(), unused=()):
     """Run ``execute(module)`` and exit with its result dict, or fail with :func:`failure_from_exception`.
+
+    ``unused``: the module's ``options.Unused`` rules; an option given where it has no effect fails before
+    ``execute`` runs (``options.refuse_unused``).
 
     ``requirements``: ``(library name, import traceback or None)`` pairs; a missing library fails first, with
     Ansible's standard message. A ``warnings`` list in the result goes to ``module.warn``; a ``diff`` is dropped
     unless the module runs in diff mode. Warnings in the result of a failure go to ``module.warn`` as well.
     """
-    # A password written into an image reference is refused later, but Ansible would still show it in the task's
-    # invocation.module_args: masking it like a no_log value covers every output.
-    for text in strings_in(getattr(module, "params", None) or {}):
-        module.no_log_values.update(userinfo_secrets(text))
     for library, import_error in requirements:
         if import_error:
             module.fail_json(msg=missing_required_lib(library), exception=import_error)
     try:
+        if unused:
+            refuse_unused(module.params, unused, defaults_of(module.argument_spec))
         result = dict(execute(module) or {})
     except Exception as exc:  # the one place where errors become fail_json
         failure = failure_from_exception(exc)

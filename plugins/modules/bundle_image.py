@@ -76,6 +76,8 @@ options:
     description:
       - Only produce the C(bundle.Dockerfile) operator-sdk would generate for O(path) (returned as
         RV(dockerfile)); do not build or push anything. The bundle is still checked.
+      - O(image), O(push), O(oci_layout), O(manifest_format), O(platform) and the registry options are refused
+        with it (they would have no effect).
     type: bool
     default: false
   dockerfile_path:
@@ -92,6 +94,8 @@ options:
     type: path
     aliases: [output_dir]
 notes:
+  - The registry options are only used to push (a bundle image has no base image), so without O(push=true) they
+    are refused (a value that differs from the default), as every option is where it would have no effect.
   - Supports check mode; the image is built in memory and its digest returned, but nothing is pushed or written.
     C(changed) tells whether a real run would push or write.
   - Files are written atomically (a unique temporary file in the same directory, then renamed into place) and
@@ -244,7 +248,6 @@ blobs:
   sample: {exists: 0, mounted: 0, uploaded: 3, copied: 0}
 """
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.bundle_image import (
     YAML_IMPORT_ERROR,
@@ -255,6 +258,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.bundle
     read_bundle,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
+    BUNDLE_IMAGE_UNUSED,
     check_image_params,
     publish_image,
     registry_clients,
@@ -262,7 +266,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_layered_image
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
 def argspec():
@@ -299,12 +303,12 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(
+    module = MaskingAnsibleModule(
         argument_spec=argspec(),
         required_if=[("push", True, ("image",))],
         supports_check_mode=True,
     )
-    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=BUNDLE_IMAGE_UNUSED)
 
 
 if __name__ == "__main__":

@@ -136,7 +136,6 @@ warnings:
   sample: []
 """
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mermaid import render_mermaid
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
@@ -148,7 +147,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.mode
     to_jsonable,
     upgrade_path,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
 def argspec():
@@ -178,6 +177,9 @@ def execute(module):
     channel = p["channel"] or summary.get("defaultChannel")
     if p["channel"] and p["channel"] not in summary.get("channels", {}):
         raise FBCError("package %s has no channel %s" % (p["package"], p["channel"]))
+    owner = next((c.get("package") for c in cfg.channels for e in c.get("entries") or () if e.get("name") == p["min_edge"]), None)
+    if p["min_edge"] and owner and owner != p["package"]:
+        raise FBCError("min_edge %s is a bundle of package %s, not of %s" % (p["min_edge"], owner, p["package"]))
     warnings = []
     graph_cfg = _only_channel(cfg, p["package"], p["channel"]) if p["channel"] else cfg
     text = render_mermaid(graph_cfg, min_edge_name=p["min_edge"] or "", package_name=p["package"],
@@ -190,7 +192,7 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    module = MaskingAnsibleModule(argument_spec=argspec(), supports_check_mode=True)
     run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
 
 

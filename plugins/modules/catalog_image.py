@@ -94,6 +94,8 @@ options:
     description:
       - Only produce the Dockerfile that C(opm generate dockerfile) would write for O(path) (returned as
         RV(dockerfile)); do not build, pull or push anything.
+      - O(image), O(push), O(oci_layout), O(manifest_format), O(platform) and the registry options are refused
+        with it (they would have no effect).
     type: bool
     default: false
     version_added: 0.1.0
@@ -115,7 +117,9 @@ options:
 notes:
   - O(registry_username)/O(registry_password) are the credentials for the registry of O(image); they are also used
     to pull O(base_image) when it lives on the same registry. Other registries get credentials from
-    O(docker_config) only.
+    O(docker_config) only. Without O(push=true), the registry options are refused unless O(base_image) is pulled,
+    and O(registry_username)/O(registry_password) unless it is pulled from the registry of O(image) (options are
+    refused wherever they would have no effect).
   - Supports check mode; the image is built in memory and its digest returned, but nothing is pushed or written.
     C(changed) tells whether a real run would push or write.
   - Files are written atomically (a unique temporary file in the same directory, then renamed into place) and
@@ -243,9 +247,9 @@ blobs:
   sample: {exists: 0, mounted: 1, uploaded: 2, copied: 0}
 """
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
+    CATALOG_IMAGE_UNUSED,
     catalog_dockerfile,
     check_image_params,
     publish_image,
@@ -258,7 +262,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image impo
     build_catalog_image,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
 def argspec():
@@ -297,12 +301,12 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(
+    module = MaskingAnsibleModule(
         argument_spec=argspec(),
         required_if=[("push", True, ("image",))],
         supports_check_mode=True,
     )
-    run_module(module, execute)
+    run_module(module, execute, unused=CATALOG_IMAGE_UNUSED)
 
 
 if __name__ == "__main__":

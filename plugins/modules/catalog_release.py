@@ -117,9 +117,10 @@ options:
     version_added: 0.1.0
   sign:
     description:
-      - Sign the commit with git's configured signing key (C(commit -S)). Implied by O(gpg_key).
+      - Sign the commit with git's configured signing key (C(commit -S)).
+      - Defaults to V(true) when O(gpg_key) is set (a signing key always signs, so V(false) with it is refused),
+        else V(false).
     type: bool
-    default: false
     version_added: 0.1.0
   bundle_lookup:
     description:
@@ -149,6 +150,8 @@ options:
     default: true
     version_added: 0.1.0
 notes:
+  - Options that would have no effect are refused (a value other than the default) - O(bundle_registry) with
+    O(bundle_image), the registry options with O(pull=false), O(sign=false) with O(gpg_key).
   - O(registry_username)/O(registry_password) are used for every registry the bundle images of earlier
     releases are pulled from; without them, credentials come from O(docker_config).
   - Needs the C(git) command line client; signing needs C(gpg) (or git's configured signing program).
@@ -266,7 +269,6 @@ csv_name:
   sample: kube-green.v0.7.2
 """
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import puller_factory
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import opm_compat_arg
@@ -283,8 +285,14 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.releas
     release_refs,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import OptionError, Unused
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
+
+UNUSED = (
+    Unused(("bundle_registry",), lambda p: not p["bundle_image"], "with bundle_image (it only builds the default bundle_image)"),
+    Unused(REGISTRY_OPTION_NAMES, lambda p: p["pull"], "with pull=false (nothing is pulled)"),
+)
 
 
 def argspec():
@@ -302,7 +310,7 @@ def argspec():
         author_name=dict(type="str"),
         author_email=dict(type="str"),
         gpg_key=dict(type="str", aliases=["signing_key"], no_log=False),
-        sign=dict(type="bool", default=False),
+        sign=dict(type="bool"),
         bundle_lookup=dict(type="list", elements="path", default=[]),
         pull=dict(type="bool", default=True),
         opm_compat=dict(type="str", choices=["current", "v1.46"], default="current"),
@@ -314,6 +322,8 @@ def argspec():
 
 def execute(module):
     p = module.params
+    if p["gpg_key"] and p["sign"] is False:
+        raise OptionError("sign=false contradicts gpg_key (a signing key always signs): drop one of them")
     repo = open_work_tree(p["repo_path"])
     branch, base, existing = release_refs(repo, p["branch"] or default_branch(p["package"], p["version"]),
                                           p["base_ref"])
@@ -344,8 +354,8 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
+    module = MaskingAnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -127,6 +127,9 @@ options:
 notes:
   - O(registry_username)/O(registry_password) are used for every registry bundle images are pulled from;
     without them, credentials come from O(docker_config).
+  - Options that would have no effect are refused (a value other than the default) - O(bundle_lookup),
+    O(bundle_images), O(pull), O(opm_compat) and the registry options with O(source); the registry options with
+    O(pull=false); O(migrate_level) when O(migrate_levels) names every one of O(ocp_versions).
   - Like C(opm alpha render-template), rendering does not validate the result; use
     M(kubeforge.operators.catalog_validate) afterwards.
   - Files of packages that are no longer produced are not removed from O(dest).
@@ -297,7 +300,6 @@ secontext:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup, puller_factory
@@ -314,8 +316,20 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.ren
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
+
+TEMPLATE_ONLY = ("bundle_lookup", "bundle_images", "pull", "opm_compat")
+UNUSED = (
+    Unused(TEMPLATE_ONLY + REGISTRY_OPTION_NAMES, lambda p: p["template"], "with source (they find and pull a template's bundles)"),
+    Unused(REGISTRY_OPTION_NAMES, lambda p: not p["template"] or p["pull"], "with pull=false (nothing is pulled)"),
+    Unused(
+        ("migrate_level",),
+        lambda p: not p["ocp_versions"] or any(v not in (p["migrate_levels"] or {}) for v in p["ocp_versions"]),
+        "when migrate_levels gives every one of ocp_versions its own level",
+    ),
+)
 
 
 def argspec():
@@ -396,9 +410,9 @@ def render_source_to_file(params, output):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True,
-                           mutually_exclusive=[("template", "source")], required_one_of=[("template", "source")])
-    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
+    module = MaskingAnsibleModule(argument_spec=argspec(), supports_check_mode=True,
+                                  mutually_exclusive=[("template", "source")], required_one_of=[("template", "source")])
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,11 @@ options:
     default: yaml
     version_added: 0.1.0
 notes:
+  - Options that would have no effect are refused - O(relink) without O(remove_bundle); for semver templates
+    O(add_bundle.name), O(add_bundle.replaces), O(add_bundle.skips), O(add_bundle.skip_range),
+    O(add_bundle.default_channel), O(add_bundle.package) and O(add_bundle.bundle_path); for an existing basic template
+    an O(add_bundle.package) (or the package of O(add_bundle.bundle_path)) or O(add_bundle.default_channel) other
+    than the template's own.
   - Comments of an edited YAML template are not kept, and very long plain scalars are written on one line.
 seealso:
   - module: kubeforge.operators.catalog_render
@@ -264,8 +269,6 @@ secontext:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.templates import (
     add_to_template,
     dump_template,
@@ -286,7 +289,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.c
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import check_template_rewritable
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
+
+UNUSED = (Unused(("relink",), lambda p: p["remove_bundle"], "without remove_bundle (it relinks the channels around removed bundles)"),)
 
 
 def argspec():
@@ -377,7 +383,7 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(
+    module = MaskingAnsibleModule(
         argument_spec=argspec(),
         mutually_exclusive=[("convert_from", "add_bundle"), ("convert_from", "remove_bundle"),
                             ("convert_from", "latest_in_channel"), ("latest_in_channel", "add_bundle"),
@@ -385,7 +391,7 @@ def main():
         required_one_of=[("add_bundle", "remove_bundle", "convert_from", "latest_in_channel")],
         supports_check_mode=True,
     )
-    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,8 @@ options:
       - OpenShift catalog version (V(v4.20)) of O(path) for O(community_checks). Defaults to the C(vX.Y) directory
         O(path) lies in (for example C(catalogs/v4.20/kube-green)); without one the C(olm.bundle.object) check is
         skipped.
+      - Must look like V(v4.20) (quote it in YAML); refused without O(community_checks=true), like
+        O(allowed_registries) set to other than its default.
     type: str
     version_added: 0.1.0
 notes:
@@ -131,14 +133,14 @@ community_errors:
 """
 
 import os
-
-from ansible.module_utils.basic import AnsibleModule
+import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import catalog_version_of, community_checks
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import load_and_validate
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import OptionError, Unused
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
 class CatalogInvalid(FBCError):
@@ -147,6 +149,10 @@ class CatalogInvalid(FBCError):
     def __init__(self, message, result):
         super().__init__(message)
         self.result = result
+
+
+UNUSED = (Unused(("ocp_version", "allowed_registries"), lambda p: p["community_checks"], "without community_checks=true"),)
+OCP_VERSION = re.compile(r"v[0-9]+\.[0-9]+\Z")
 
 
 def argspec():
@@ -164,6 +170,8 @@ def argspec():
 def execute(module):
     params = module.params
     path = params["path"]
+    if params["ocp_version"] is not None and not OCP_VERSION.match(params["ocp_version"]):
+        raise OptionError(f"ocp_version must look like vX.Y, for example 'v4.20' (got {params['ocp_version']!r}; quote it in YAML)")
     if not os.path.exists(path):
         raise FBCError("path %s does not exist" % path)
     cfg, res = load_and_validate(path)
@@ -183,8 +191,8 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)])
+    module = MaskingAnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=UNUSED)
 
 
 if __name__ == "__main__":

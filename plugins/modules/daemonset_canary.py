@@ -138,7 +138,9 @@ options:
     type: bool
     default: true
   wait_timeout:
-    description: Seconds to wait with O(wait=true). On timeout the module fails with the state it saw last.
+    description:
+      - Seconds to wait with O(wait=true). On timeout the module fails with the state it saw last.
+      - Refused with O(wait=false) when it differs from the default (nothing is waited for).
     type: int
     default: 3600
   operator_condition:
@@ -328,6 +330,9 @@ diff:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.rollout import run
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = (Unused(("wait_timeout",), lambda p: p["wait"], "with wait=false (the module takes one step and returns)"),)
 
 
 def argspec():
@@ -365,7 +370,7 @@ def main():
         required_by={"operator_condition_namespace": "operator_condition"},
         supports_check_mode=True,
     )
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

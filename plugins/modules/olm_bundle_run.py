@@ -177,6 +177,7 @@ options:
       - With O(state=absent), also delete every custom resource of the CSV's owned CRDs (waiting while the operator
         processes their finalizers) and then the CRDs. B(This deletes user data.)
       - Named as in M(kubeforge.operators.olm_cluster_extension); the former name C(remove_crds) is an alias.
+      - Refused with O(state=present) and with O(wait=false) (it would have no effect there).
     type: bool
     default: false
     aliases: [remove_crds]
@@ -377,7 +378,17 @@ diff:
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.bundle_run import DEFAULT_OPM_IMAGE
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.operator import UNINSTALL_UNUSED
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.bundle_run import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = UNINSTALL_UNUSED + (
+    Unused(
+        ("pull_secret",),
+        lambda p: p["bundle_image"] or (p["state"] == "present" and p["serve"] == "pod"),
+        "without bundle_image unless state=present and serve=pod (it pulls bundle_image, and the registry pod's image)",
+    ),
+)
 
 
 def argspec():
@@ -419,7 +430,7 @@ def main():
         required_by={"registry_auth": "bundle_image"},
         supports_check_mode=True,
     )
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ options:
       - How often OLM polls O(image) for a new digest (C(spec.updateStrategy.registryPoll.interval)), as a Go duration
         such as V(10m) or V(1h30m).
       - Only valid with O(image).
+      - Refused for an O(image) pinned by digest (a digest never changes, so polling it has no effect).
     type: str
     version_added: 0.1.0
   grpc_pod_config:
@@ -115,6 +116,8 @@ notes:
     still starting), so the module keeps waiting and fails at O(wait_timeout) with the last state. Meanwhile it looks
     at OLM's registry pod every 5 seconds and fails at once when that pod cannot serve by itself (a crash loop, an
     image that cannot be pulled, a container that cannot be created), with the container's reason and last output.
+    It also fails at once when the API server refuses the registry pod OLM creates (C(RegistryServerError) with
+    C(is forbidden) or C(is invalid), for example Pod Security rejecting O(grpc_pod_config) C(securityContextConfig=legacy)).
   - A catalog image without an entrypoint (built on the C(scratch) base, the M(kubeforge.operators.catalog_image)
     default) needs O(grpc_pod_config) C(extractContent) with C(catalogDir=/configs) (OLM then serves its content with
     its own opm image); without it the registry pod fails with C(CreateContainerError) and the module says so. Set
@@ -230,8 +233,20 @@ diff:
         sourceType: grpc
 """
 
+import re
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+DIGEST = re.compile(r"@[A-Za-z][A-Za-z0-9]*:[0-9a-fA-F]{32,}\Z")
+UNUSED = (
+    Unused(
+        ("update_interval",),
+        lambda p: not (p["image"] and DIGEST.search(p["image"])),
+        "with an image pinned by digest (a digest never changes: use a tag to follow updates)",
+    ),
+)
 
 
 def argspec():
@@ -258,7 +273,7 @@ def main():
         mutually_exclusive=[("address", "image")],
         required_if=[("state", "present", ("address", "image"), True)],
     )
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ description:
   - With O(wait=true) the module watches the ClusterCatalog until catalogd has handled the current generation and
     reports C(Serving=True), and returns the digest it resolved the image to (RV(resolved_ref)). It fails at once
     on C(Progressing=False) (a terminal error), and on a C(Progressing=True/Retrying) pull error no retry fixes (the
-    tag or repository does not exist, the registry refuses catalogd's credentials), with catalogd's message; other
+    tag or repository does not exist, the registry refuses catalogd's credentials or its certificate, the image is not
+    a catalog - no C(operators.operatorframework.io.index.configs.v1) label -, its content cannot be stored, there is
+    no image for catalogd's platform), with catalogd's message; other
     retried errors (a registry that does not answer) are waited on until O(wait_timeout).
   - With O(state=absent) the ClusterCatalog is deleted; ClusterExtensions installed from it stay installed but can
     no longer be upgraded from it.

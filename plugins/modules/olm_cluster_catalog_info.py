@@ -35,6 +35,8 @@ options:
   package:
     description:
       - Report only this package of each catalog's contents, and list the catalogs that offer it (RV(offered_by)).
+      - Refused with O(contents=false), like O(catalogd_ca_cert) (only the contents tell which catalogs offer a
+        package).
     type: str
   contents:
     description:
@@ -205,6 +207,9 @@ duration:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog_info import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = (Unused(("package", "catalogd_ca_cert"), lambda p: p["contents"], "with contents=false (they are for reading the catalogs' contents)"),)
 
 
 def argspec():
@@ -218,7 +223,7 @@ def argspec():
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

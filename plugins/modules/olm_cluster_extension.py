@@ -27,7 +27,9 @@ description:
     on C(Progressing=False) (C(Blocked), C(InvalidConfiguration), C(ProgressDeadlineExceeded)) with
     operator-controller's message, and also on the errors operator-controller only retries but no retry fixes (no
     bundle matches the request once every selected catalog is served, a bundle without the C(AllNamespaces) install
-    mode, a missing ServiceAccount, missing permissions). Other C(Retrying) messages are returned in RV(messages).
+    mode, a missing ServiceAccount, missing permissions, a bundle image that cannot be pulled, an unsupported bundle,
+    a failed CRD upgrade safety check, and a selected ClusterCatalog that catalogd cannot serve - operator-controller
+    resolves nothing while one is not served). Other C(Retrying) messages are returned in RV(messages).
   - "ServiceAccount: operator-controller up to v1.10 requires C(spec.serviceAccount) and installs with that
     ServiceAccount's permissions; v1.11 and later ignore it. The module reads the cluster's ClusterExtension CRD and
     sends O(service_account) only when the CRD requires it. With O(create_service_account=true) it creates the
@@ -108,6 +110,7 @@ options:
     description:
       - Confirms O(state=absent), because deleting the ClusterExtension deletes the CRDs it installed and so all their
         custom resources. Without it the module fails, naming those CRDs, and deletes nothing.
+      - Refused with O(state=present) (it would have no effect there).
     type: bool
     default: false
   force_conflicts:
@@ -118,6 +121,7 @@ options:
   registry_auth:
     description:
       - How the module reads catalog and bundle images (only with O(create_service_account=true)).
+      - Refused without O(create_service_account=true) (it would have no effect).
     type: dict
     suboptions:
       username:
@@ -294,6 +298,16 @@ diff:
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_extension import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = (
+    Unused(("delete_crds_and_data",), lambda p: p["state"] == "absent", "with state=present (it is part of the removal)"),
+    Unused(
+        ("registry_auth",),
+        lambda p: p["create_service_account"],
+        "without create_service_account=true (it reads catalog and bundle images to derive the installer's permissions)",
+    ),
+)
 
 
 def argspec():
@@ -324,7 +338,7 @@ def main():
         supports_check_mode=True,
         required_if=[("state", "present", ("namespace", "package"))],
     )
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

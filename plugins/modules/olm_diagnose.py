@@ -76,6 +76,7 @@ options:
     description:
       - How many of the last lines of each stuck or crashed operator container go into the tarball (its previous run's
         when it restarted). V(0) for none. Only with O(dest).
+      - Refused without O(dest) when it differs from the default (logs are only written into the tarball).
     type: int
     default: 50
 extends_documentation_fragment:
@@ -229,6 +230,9 @@ secontext:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.diagnose import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = (Unused(("log_lines",), lambda p: p["dest"], "without dest (logs are only written into the tarball)"),)
 
 
 def argspec():
@@ -249,7 +253,7 @@ def main():
         required_one_of=[("namespace", "cluster_extension")],
         mutually_exclusive=[("namespace", "cluster_extension"), ("package", "cluster_extension")],
     )
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

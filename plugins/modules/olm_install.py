@@ -75,6 +75,9 @@ options:
     description:
       - Whether to wait until OLM's Deployments are rolled out and its ClusterServiceVersions have succeeded.
       - Waiting uses the Kubernetes watch API (no polling interval).
+      - It fails at once, with the reason, when a pod of those Deployments will not start by itself (an image that
+        cannot be pulled - an air-gapped cluster without a mirror for it -, a crash loop), when a Deployment
+        exceeds its progress deadline, or when a ClusterServiceVersion fails for a reason OLM does not retry.
       - The CRDs are always waited for (until C(Established)), because the objects that follow need them; that
         wait is bounded by O(wait_timeout) as well.
       - Nothing is waited for in check mode.

@@ -27,7 +27,8 @@ description:
     one InstallPlan at a time along the channel's upgrade graph until that version; never past it.
   - Fails as soon as OLM reports a terminal problem, with OLM's message - ResolutionFailed
     (ConstraintsNotSatisfiable), a failed bundle unpack or InstallPlan, a C(Failed) CSV (for example
-    InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource - and when the
+    InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource (also an image
+    catalog whose registry pod cannot start - crash loop, image pull, container creation) - and when the
     operator's pods cannot be created (the ReplicaSet's FailedCreate message, for example a Pod Security
     admission rejection) or crash-loop, instead of waiting for OLM's 5-minute install timeout.
   - Three transient states are waited past, not failed on - a ResolutionFailed recorded before the CatalogSource
@@ -144,6 +145,7 @@ options:
         with a new Subscription in the same plan). With V(false) such a plan is left unapproved.
       - V(false) needs O(approval=Manual), given or implied by O(version). With V(Automatic) OLM approves every
         plan itself, so the module refuses that combination.
+      - V(false) is refused with O(wait=false) (InstallPlans are approved only while the module waits).
     type: bool
     default: true
   delete_crds_and_data:
@@ -155,6 +157,7 @@ options:
         ClusterExtension installing the same operator needs them gone.
       - B(This deletes user data.) OLM itself never deletes CRDs.
       - Named as in M(kubeforge.operators.olm_cluster_extension); the former name C(remove_crds) is an alias.
+      - Refused with O(state=present) and with O(wait=false) (it would have no effect there).
     type: bool
     default: false
     aliases: [remove_crds]
@@ -292,6 +295,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.operator import APPROVAL_UNUSED, UNINSTALL_UNUSED
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import Cluster, install, refuse_ineffective_options, uninstall
 
 
@@ -338,7 +342,7 @@ def main():
         mutually_exclusive=[("version", "starting_csv")],
         supports_check_mode=True,
     )
-    module.run(execute)
+    module.run(execute, unused=UNINSTALL_UNUSED + (APPROVAL_UNUSED,))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ options:
         Subscription's own C(source) always wins.
       - Without it, the only catalog that has the package is used; when several have it, RV(operator.catalog) is
         V(null) and a warning lists them (a catalog in O(namespace) itself is preferred, like OLM does).
+      - Refused without O(package), like O(catalog_namespace) (a Subscription names its own catalog).
     type: str
   catalog_namespace:
     description:
@@ -419,6 +420,15 @@ cluster_extensions:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import operator_info
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = (
+    Unused(
+        ("catalog", "catalog_namespace"),
+        lambda p: p["package"],
+        "without package (they choose the catalog of a package that has no Subscription; a Subscription names its own)",
+    ),
+)
 
 
 def argspec():
@@ -447,7 +457,7 @@ def execute(module):
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,9 @@ options:
     required: true
   state:
     description:
-      - V(present) sets the labels given; V(absent) restores the labels recorded before the first change.
+      - V(present) sets the labels given (at least one level, version or O(label_sync) is required); V(absent)
+        restores the labels recorded before the first change, and refuses the levels, versions, O(label_sync) and
+        O(fail_on_violations) (they would have no effect).
     type: str
     choices: [present, absent]
     default: present
@@ -139,9 +141,19 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.pod_security import apply
 
 LEVELS = ["privileged", "baseline", "restricted"]
+
+
+UNUSED = (
+    Unused(
+        ("enforce", "enforce_version", "audit", "audit_version", "warn", "warn_version", "label_sync", "fail_on_violations"),
+        lambda p: p["state"] == "present",
+        "with state=absent (it restores the labels recorded before the first change)",
+    ),
+)
 
 
 def argspec():
@@ -165,7 +177,7 @@ def execute(module):
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

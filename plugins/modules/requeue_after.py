@@ -66,10 +66,9 @@ seconds:
   sample: 10.0
 """
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile.requeue import parse
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
 def execute(module):
@@ -78,7 +77,7 @@ def execute(module):
 
 
 def main():
-    module = AnsibleModule(argument_spec={"time": {"type": "str", "required": True}}, supports_check_mode=True)
+    module = MaskingAnsibleModule(argument_spec={"time": {"type": "str", "required": True}}, supports_check_mode=True)
     run_module(module, execute)
 
 

@@ -42,6 +42,8 @@ options:
   state:
     description:
       - V(present) creates or updates the SCC, V(absent) deletes it (only when this module created it).
+      - With V(absent), O(base), O(description), O(for_workload) and the settings below are refused (they would
+        have no effect).
     type: str
     choices: [present, absent]
     default: present
@@ -266,8 +268,34 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import DEFAULT_SCCS
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.custom import execute
+
+RELAXATIONS = (
+    "add_capabilities",
+    "run_as_user",
+    "fs_group",
+    "supplemental_groups",
+    "selinux_context",
+    "volumes",
+    "host_network",
+    "host_ports",
+    "host_pid",
+    "host_ipc",
+    "privileged",
+    "allow_privilege_escalation",
+    "read_only_root_filesystem",
+    "seccomp_profiles",
+    "allowed_unsafe_sysctls",
+)
+UNUSED = (
+    Unused(
+        ("base", "description", "for_workload") + RELAXATIONS,
+        lambda p: p["state"] == "present",
+        "with state=absent (it deletes the SCC this module created)",
+    ),
+)
 
 
 def argspec():
@@ -297,7 +325,7 @@ def argspec():
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,9 @@ options:
     type: bool
     default: false
   remove_from_scc_lists:
-    description: With O(state=absent), also remove the subjects from the SCC's legacy C(users)/C(groups) lists.
+    description:
+      - With O(state=absent), also remove the subjects from the SCC's legacy C(users)/C(groups) lists.
+      - Refused with O(state=present) (it would have no effect).
     type: bool
     default: false
   for_workload:
@@ -219,6 +221,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.pin import PIN_KINDS
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import apply
 
@@ -227,6 +230,9 @@ PIN_OPTIONS = {
     "name": {"type": "str", "required": True},
     "namespace": {"type": "str"},
 }
+
+
+UNUSED = (Unused(("remove_from_scc_lists",), lambda p: p["state"] == "absent", "with state=present (it takes subjects out on revoke)"),)
 
 
 def argspec():
@@ -252,7 +258,7 @@ def execute(module):
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), supports_check_mode=True)
-    module.run(execute)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -1219,6 +1220,19 @@ class Testbed:
             self._wait(f"{component} serving again", serving, timeout, component)
             _log(f"{component} restarted (pid {old['pid']} -> {record['pid']})")
             return record
+
+    @contextlib.contextmanager
+    def hung(self, component: str):
+        """Freeze one component's process (SIGSTOP to its process group: it holds its connections and answers
+        nothing, as a hung server does) for the ``with`` block, then let it go on (SIGCONT)."""
+        record = self.state.get("processes", {}).get(component)
+        if record is None or not procs.alive(record["pid"], record["binary"]):
+            raise TestbedError(f"no running testbed process {component!r} to freeze")
+        os.killpg(record["pid"], signal.SIGSTOP)
+        try:
+            yield record
+        finally:
+            os.killpg(record["pid"], signal.SIGCONT)
 
     def restart_api_clients(self, components: tuple = API_CLIENTS) -> list:
         """Restart those of ``components`` that run, as a control-plane restart does after kube-apiserver's."""

@@ -79,7 +79,9 @@ CANARY_STRATEGY = DEFAULT_STRATEGY
 ON_DELETE_STRATEGY = {"type": ON_DELETE}
 
 # Waiting reasons that do not resolve by themselves; CrashLoopBackOff counts from ``crash_restarts`` restarts.
-STUCK_REASONS = frozenset(("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError"))
+STUCK_REASONS = frozenset(
+    ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull", "ImageInspectError")
+)
 MAX_FAILURE_CHARS = 512
 
 # template: the complete new pod template (spec.template); batch: maxUnavailable of the fast phase (int or "N%");
@@ -450,6 +452,9 @@ def next_step(desired, observed):
 
     node_selective = bool(canary_nodes_of(ds))
     if phase == PAUSED:
+        crash = _crash(desired, observed)  # the canary may have started crashing during the pause
+        if crash:
+            return _failure(desired, observed, crash)
         if desired.pause_after_canary:
             return Action(PAUSE, f"paused after the canary ({progress(observed)}); run with pause_after_canary=false to continue", "Paused", phase=PAUSED)
         return _widen(desired, observed, node_selective, "CanaryResumed", "resumed after the pause")

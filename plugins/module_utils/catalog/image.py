@@ -11,21 +11,65 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import fbc_root_name, generate_dockerfile
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.dockerfile import CONFIGS_LABEL, fbc_root_name, generate_dockerfile
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import push_image, write_oci_layout
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import CONFIGS_DIR, SCRATCH, push_image, write_oci_layout
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 # The tag an OCI layout's index.json names the image by when O(image) has none (or is not set).
 DEFAULT_LAYOUT_TAG = "latest"
 
 
+def _builds(params):
+    return not params["dockerfile_only"]
+
+
+def _explicit_credentials_used(params):
+    """registry_username/registry_password go to the registry of ``image``: pushed to, or the base pulled from it."""
+    if params["push"] or params["dockerfile_only"]:  # (dockerfile_only: that rule names them)
+        return True
+    base = params.get("base_image")
+    if not params.get("image") or not base or base == SCRATCH:
+        return False
+    try:
+        return same_registry(parse_reference(params["image"]), parse_reference(base))
+    except ValueError:
+        return True  # the module refuses the reference itself, with a better message
+
+
+# What a bundle image (no base: the registry is only pushed to) and a catalog image do with their options.
+BUILD_UNUSED = Unused(
+    ("image", "push", "oci_layout", "manifest_format", "platform") + REGISTRY_OPTION_NAMES, _builds, "with dockerfile_only=true (nothing is built)"
+)
+BUNDLE_IMAGE_UNUSED = (
+    BUILD_UNUSED,
+    Unused(REGISTRY_OPTION_NAMES, lambda p: p["push"] or p["dockerfile_only"], "without push=true (a bundle image has no base image to pull)"),
+)
+CATALOG_IMAGE_UNUSED = (
+    BUILD_UNUSED,
+    Unused(
+        REGISTRY_OPTION_NAMES,
+        lambda p: p["push"] or p["dockerfile_only"] or p["base_image"] != SCRATCH,
+        "without push=true or a base_image to pull (the scratch base is not pulled)",
+    ),
+    Unused(
+        ("registry_username", "registry_password"),
+        _explicit_credentials_used,
+        "without push=true unless base_image is on the registry of image (other registries get credentials from docker_config only)",
+    ),
+)
+
+
 def check_image_params(params):
     """Refuse option combinations the argument spec cannot express (``PublishError``, the module's message)."""
-    if params.get("dockerfile_only") and (params.get("push") or params.get("oci_layout")):
-        raise PublishError("dockerfile_only cannot be combined with push=true or oci_layout")
+    configs = (params.get("labels") or {}).get(CONFIGS_LABEL)
+    if configs is not None and str(configs) != CONFIGS_DIR:
+        raise PublishError(f"labels: {CONFIGS_LABEL}={excerpt(configs)!r} contradicts where the catalog is ({CONFIGS_DIR}); it cannot be changed")
     if not os.path.isdir(params["path"]):
         raise PublishError("path %s is not a directory" % params["path"])
 
@@ -75,8 +119,7 @@ def image_facts(image, target=None, keep_tag=True):
     """The module's image results: digest, media type, manifest, config, labels, and ``image``
     (``registry/repository[:tag]@digest``; without the tag when ``keep_tag`` is false, the form containers/image,
     and so opm, catalogd and operator-controller, can pull) when there is a target reference."""
-    facts = dict(digest=image.digest, media_type=image.media_type, manifest=image.manifest, config=image.config,
-                 labels=image.labels)
+    facts = dict(digest=image.digest, media_type=image.media_type, manifest=image.manifest, config=image.config, labels=image.labels)
     if target is not None:
         tag = ":" + target.tag if target.tag and keep_tag else ""
         facts["image"] = "%s%s@%s" % (target.name, tag, image.digest)

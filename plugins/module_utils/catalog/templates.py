@@ -16,6 +16,7 @@ except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the mo
     yaml = None
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import CREDENTIALS_MESSAGE, has_credentials
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_marshal_indent
@@ -42,12 +43,13 @@ def _yaml_classes():
     if yaml is None:
         raise PublishError("the PyYAML Python library is required to read and write YAML templates")
     if not _YAML:
+
         class EditLoader(yaml.SafeLoader):
             pass
 
         EditLoader.yaml_implicit_resolvers = dict(
-            (k, [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"])
-            for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items())
+            (k, [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        )
 
         class OrderedDumper(yaml.SafeDumper):
             pass
@@ -64,8 +66,7 @@ def _yaml_classes():
 def dump_yaml_document(doc):
     """``---`` + the document in block style, key order preserved."""
     dumper = _yaml_classes()[1]
-    return yaml.dump(doc, Dumper=dumper, explicit_start=True, sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=2 ** 31 - 1)
+    return yaml.dump(doc, Dumper=dumper, explicit_start=True, sort_keys=False, allow_unicode=True, default_flow_style=False, width=2**31 - 1)
 
 
 def text_format(data):
@@ -109,8 +110,7 @@ def template_kind(doc):
         return "basic"
     if schema == SCHEMA_SEMVER:
         return "semver"
-    raise PublishError("not a catalog template: schema %s is neither %s nor %s"
-                       % (json.dumps(schema), SCHEMA_BASIC, SCHEMA_SEMVER))
+    raise PublishError("not a catalog template: schema %s is neither %s nor %s" % (json.dumps(schema), SCHEMA_BASIC, SCHEMA_SEMVER))
 
 
 def template_images(doc):
@@ -129,30 +129,63 @@ def template_images(doc):
     return out
 
 
-_SEMVER_UNSUPPORTED = ("replaces", "skips", "skip_range", "name")
+_SEMVER_UNSUPPORTED = ("replaces", "skips", "skip_range", "name", "default_channel", "package", "bundle_path")
 
 
-def add_to_template(doc, kind, image, channels, name=None, bundle_path=None, package=None, replaces=None,
-                    skips=None, skip_range=None, default_channel=None):
+def _refuse_other_package(doc, package, default_channel):
+    """add_bundle.package and add_bundle.default_channel only name a new template's package: an existing template
+    keeps its own, so a different value would be ignored."""
+    packages = [e for e in get_ci(doc, "entries") or () if isinstance(e, dict) and get_ci(e, "schema") == "olm.package"]
+    if not packages:
+        return
+    own, own_default = get_ci(packages[0], "name"), get_ci(packages[0], "defaultChannel")
+    if package and own and package != own:
+        raise PublishError(f"add_bundle: the bundle's package {excerpt(package)} differs from the template's package {own}")
+    if default_channel and default_channel != own_default:
+        raise PublishError(
+            f"add_bundle.default_channel {excerpt(default_channel)} is only used to create a template; this one keeps defaultChannel {own_default}"
+        )
+
+
+def add_to_template(doc, kind, image, channels, name=None, bundle_path=None, package=None, replaces=None, skips=None, skip_range=None, default_channel=None):
     """Add a bundle to a basic or semver template (``doc`` None: a new basic template). Returns (doc, changed).
 
     ``bundle_path`` (a bundle directory) supplies the bundle and package names when they are not given.
     """
     check_image_reference(image, "add_bundle.image")
-    given = {"replaces": replaces, "skips": skips, "skip_range": skip_range, "name": name}
+    given = {
+        "replaces": replaces,
+        "skips": skips,
+        "skip_range": skip_range,
+        "name": name,
+        "default_channel": default_channel,
+        "package": package,
+        "bundle_path": bundle_path,
+    }
+    if kind == "semver":
+        for key in _SEMVER_UNSUPPORTED:
+            if given[key]:
+                raise PublishError("add_bundle.%s is not supported for semver templates (they list bundle images only)" % key)
+        return add_bundle_semver(doc, image, channels)
     if bundle_path:
         blob, _csv = render_bundle_dir_blob(bundle_path)
         name = name or blob.get("name")
         package = package or blob.get("package")
-    if kind == "semver":
-        for key in _SEMVER_UNSUPPORTED:
-            if given[key]:
-                raise PublishError("add_bundle.%s is not supported for semver templates" % key)
-        return add_bundle_semver(doc, image, channels)
+    if doc is not None:
+        _refuse_other_package(doc, package, default_channel)
     if not name:
         raise PublishError("add_bundle.name (or add_bundle.bundle_path) is required for basic templates")
-    return add_bundle(doc, image, name, channels, replaces=replaces, skips=skips, skip_range=skip_range,
-                      package=package if doc is None else None, default_channel=default_channel if doc is None else None)
+    return add_bundle(
+        doc,
+        image,
+        name,
+        channels,
+        replaces=replaces,
+        skips=skips,
+        skip_range=skip_range,
+        package=package if doc is None else None,
+        default_channel=default_channel if doc is None else None,
+    )
 
 
 def remove_from_template(doc, kind, values, relink=True):

@@ -18,14 +18,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, scalar_leaves
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.runner import run_module
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
 class KubeforgeModule(AnsibleK8SModule):
@@ -38,7 +37,7 @@ class KubeforgeModule(AnsibleK8SModule):
     """
 
     def __init__(self, argument_spec=None, auth=True, wait=False, **kwargs):
-        kwargs.setdefault("module_class", AnsibleModule)
+        kwargs.setdefault("module_class", MaskingAnsibleModule)
         spec = module_argspec(argument_spec, auth=auth, wait=wait)
         super().__init__(argument_spec=spec, **kwargs)
         self._client = None
@@ -66,6 +65,11 @@ class KubeforgeModule(AnsibleK8SModule):
         return self._client
 
     @property
+    def argument_spec(self):
+        """The wrapped AnsibleModule's argument spec (the defaults ``options.refuse_unused`` compares with)."""
+        return self._module.argument_spec
+
+    @property
     def no_log_values(self):
         """The wrapped AnsibleModule's set of values masked in every output."""
         return self._module.no_log_values
@@ -90,6 +94,7 @@ class KubeforgeModule(AnsibleK8SModule):
             timeout = self.params.get("wait_timeout") or 120
         return True, watch_until(self.client, api_version, kind, name, namespace, predicate, timeout)
 
-    def run(self, execute):
-        """``runner.run_module(self, execute)``: exit with ``execute(self)``'s result dict, fail on errors."""
-        run_module(self, execute)
+    def run(self, execute, unused=()):
+        """``runner.run_module(self, execute, unused=unused)``: exit with ``execute(self)``'s result dict, fail on
+        errors (and on options given where the ``unused`` rules say they have no effect)."""
+        run_module(self, execute, unused=unused)

@@ -193,6 +193,10 @@ def _describe(obj):
     return "; ".join(parts) if parts else "no status yet"
 
 
+# OLM's message when the API server refuses the registry pod it creates (admission, validation).
+POD_REFUSED = re.compile(r"error creating new pod.*(is forbidden|is invalid)", re.S)
+
+
 def catalog_source_verdict(obj):
     """``(status, message)`` for a CatalogSource dict (or None): status is ``ready``, ``waiting`` or ``failed``.
 
@@ -200,9 +204,11 @@ def catalog_source_verdict(obj):
       ``InvalidIntervalError``); or, for an ``address`` catalog, a ``RegistryServerError`` (the address cannot be
       dialled at all) or the gRPC state ``TRANSIENT_FAILURE`` for the current address (nothing answers there).
     - ``ready``: ``lastObservedState == READY`` for the current address.
+      For an ``image`` catalog, a ``RegistryServerError`` whose registry pod the API server refuses to create
+      (Pod Security, an invalid field: :data:`POD_REFUSED`) - no retry of OLM's makes it admissible.
     - ``waiting``: anything else, including a connection state that still names a previous ``spec.address`` and,
-      for an ``image`` catalog, ``TRANSIENT_FAILURE`` and ``RegistryServerError`` (OLM keeps recreating the registry
-      pod and retrying; such a catalog times out with the last state instead of failing early).
+      for an ``image`` catalog, ``TRANSIENT_FAILURE`` and other ``RegistryServerError`` (OLM keeps recreating the
+      registry pod and retrying; the module reads that pod itself: registry_pod_problem).
     """
     if obj is None:
         return VERDICT_WAITING, "the CatalogSource does not exist"
@@ -211,7 +217,7 @@ def catalog_source_verdict(obj):
     address = spec.get("address") if not spec.get("image") else None
     reason = st.get("reason")
     description = _describe(obj)
-    if reason in PERMANENT_REASONS or (reason == REGISTRY_SERVER_ERROR and address):
+    if reason in PERMANENT_REASONS or (reason == REGISTRY_SERVER_ERROR and (address or POD_REFUSED.search(st.get("message") or ""))):
         return VERDICT_FAILED, f"OLM reports {reason}: {description}"
     conn = st.get("connectionState") or {}
     state = conn.get("lastObservedState")

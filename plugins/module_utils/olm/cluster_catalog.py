@@ -104,7 +104,12 @@ def describe(obj):
 
 # Retrying messages of an image pull that no retry fixes while a module waits (the registry's own error codes, as
 # containers/image words them): the tag or repository does not exist, or the registry refuses catalogd's credentials.
-PERMANENT_PULL_ERRORS = re.compile(r"manifest unknown|name unknown|unauthorized|authentication required|requested access to the resource is denied")
+PERMANENT_PULL_ERRORS = re.compile(
+    r"manifest unknown|name unknown|unauthorized|authentication required|requested access to the resource is denied"
+    # an image that is not a catalog, content catalogd cannot store, a registry certificate it does not trust, no
+    # image for its platform: catalogd retries a tag (it may be pushed again), but nothing on the cluster fixes it
+    r"|catalog image is missing the required label|error storing fbc|x509: |no matching manifest|no child with platform"
+)
 
 
 def cluster_catalog_verdict(obj):

@@ -65,7 +65,17 @@ PERMANENT_MESSAGES = (
     (re.compile(r"missing ServiceAccount"), "service account", False),
     (re.compile(r"pre-authorization failed|is forbidden: User \"system:serviceaccount:"), "permissions", False),
     (re.compile(r"already exists in namespace .* and cannot be managed by operator-controller"), "ownership conflict", False),
+    (re.compile(r"unsupported bundle:"), "bundle", False),
+    (re.compile(r"validating upgrade for CRD"), "CRD upgrade safety (crd_upgrade_safety=None skips it)", False),
+    (
+        re.compile(r"error for resolved bundle .*(manifest unknown|name unknown|unauthorized|authentication required|access to the resource is denied|x509: )"),
+        "bundle image pull",
+        False,
+    ),
 )
+# operator-controller v1.5.1 stops resolving at the first selected catalog that is not served
+# (catalogmetadata/client): final when catalogd cannot serve that catalog either.
+NOT_SERVED = re.compile(r'catalog "([^"]+)" is not being served')
 
 # operator-controller labels what it installs (internal/operator-controller/labels).
 OWNER_KIND_LABEL = "olm.operatorframework.io/owner-kind"
@@ -214,13 +224,21 @@ def permanent_problem(message):
     return None
 
 
-def cluster_extension_verdict(obj, catalogs_serving=True):
+def unserved_catalog(message):
+    """The ClusterCatalog a ``Retrying`` message says operator-controller cannot read, or None."""
+    found = NOT_SERVED.search(message or "")
+    return found.group(1) if found else None
+
+
+def cluster_extension_verdict(obj, catalogs_serving=True, failed_catalogs=None):
     """``(verdict, message)``.
 
     ``ready``: the current generation is observed, ``Installed=True`` and ``Progressing=True/Succeeded``.
     ``failed``: ``Progressing=False`` (Blocked, InvalidConfiguration, ProgressDeadlineExceeded), or a ``Retrying``
     message in ``PERMANENT_MESSAGES`` (resolution errors only when ``catalogs_serving``: every ClusterCatalog the
-    extension may use is serving). ``waiting`` otherwise; the message then carries a ``Retrying`` error, if any.
+    extension may use is serving), or a catalog operator-controller cannot read that catalogd cannot serve either
+    (``failed_catalogs``: name -> catalogd's message). ``waiting`` otherwise; the message then carries a ``Retrying``
+    error, if any.
     """
     if obj is None:
         return VERDICT_WAITING, "the ClusterExtension does not exist"
@@ -237,6 +255,13 @@ def cluster_extension_verdict(obj, catalogs_serving=True):
         problem = permanent_problem(progressing.get("message"))
         if problem and (catalogs_serving or not problem[1]):
             return VERDICT_FAILED, progressing.get("message")
+        blocked = unserved_catalog(progressing.get("message"))
+        if blocked in (failed_catalogs or {}):
+            return VERDICT_FAILED, (
+                f"ClusterCatalog {blocked} cannot be served ({failed_catalogs[blocked]}), and operator-controller resolves nothing while "
+                f"a catalog the extension may use is not served: fix that catalog, delete it, or set its availabilityMode to Unavailable "
+                f"(operator-controller: {progressing.get('message')})"
+            )
     return VERDICT_WAITING, describe(obj)
 
 

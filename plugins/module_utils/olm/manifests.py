@@ -43,6 +43,7 @@ except ImportError:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import redact_userinfo
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import CSV_RETRIED_REASONS
 
 DEFAULT_VERSION = "v0.46.0"
 # Base of upstream's release downloads; files are fetched from <base>/<version>/<file>, as install.sh does.
@@ -384,12 +385,15 @@ def deployment_verdict(obj):
 
 
 def csv_verdict(obj):
-    """A ClusterServiceVersion is ready in phase ``Succeeded``; anything else waits (OLM retries a failed install)."""
+    """A ClusterServiceVersion is ready in phase ``Succeeded``; ``Failed`` for a reason OLM does not retry fails
+    (``status.CSV_RETRIED_REASONS``: those are waited for, like every other phase)."""
     if obj is None:
         return WAITING, "the ClusterServiceVersion does not exist"
     st = obj.get("status") or {}
     if st.get("phase") == "Succeeded":
         return READY, "Succeeded"
+    if st.get("phase") == "Failed" and st.get("reason") not in CSV_RETRIED_REASONS:
+        return FAILED, ": ".join(str(x) for x in ("Failed", st.get("reason"), st.get("message")) if x)
     detail = ": ".join(str(x) for x in (st.get("phase") or "no phase yet", st.get("reason"), st.get("message")) if x)
     return WAITING, detail
 

@@ -49,6 +49,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     workload_problem,
     workload_restarting,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 AUTOMATIC = "Automatic"
 MANUAL = "Manual"
@@ -61,6 +62,19 @@ FAIL = "fail"
 # versions: {CSV name: version} of the subscribed channel from the catalog (PackageManifest entries), used when an
 # InstallPlan does not carry the CSV manifest (bundles unpacked from images reference a ConfigMap instead).
 Desired = namedtuple("Desired", ["package", "namespace", "subscription", "version", "approval", "approve_dependencies", "versions"])
+
+# Options of olm_operator and olm_bundle_run that only act in some combinations (runner.run_module refuses the rest).
+UNINSTALL_UNUSED = (
+    Unused(("delete_crds_and_data",), lambda p: p["state"] == "absent", "with state=present (it is part of the uninstall)"),
+    Unused(
+        ("delete_crds_and_data",),
+        lambda p: p["state"] != "absent" or p["wait"],
+        "with wait=false (the operator must process its custom resources' finalizers before it is removed, so the module waits)",
+    ),
+)
+APPROVAL_UNUSED = Unused(
+    ("approve_dependencies",), lambda p: p["state"] != "present" or p["wait"], "with wait=false (InstallPlans are approved only while waiting)"
+)
 Desired.__new__.__defaults__ = (None, AUTOMATIC, True, None)
 
 # subscription: dict or None; installplans / csvs: {name: obj}; replicasets / pods: lists; catalog_problem: a
@@ -162,21 +176,40 @@ def subscription_spec(desired_fields):
         "startingCSV": desired_fields.get("starting_csv"),
         "config": desired_fields.get("config"),
     }
-    return {k: v for k, v in fields.items() if v not in (None, "", {})}
+    # config: {} is kept: it clears a config set before (subscription_changes); a new Subscription leaves it out
+    return {k: v for k, v in fields.items() if v not in (None, "") and (v != {} or k == "config")}
+
+
+def merge_patch(current, wanted):
+    """The JSON merge patch (RFC 7386) that turns ``current`` into ``wanted`` (pure): keys ``wanted`` lacks are
+    set to null, mappings are patched key by key, anything else is replaced."""
+    if not isinstance(current, dict) or not isinstance(wanted, dict):
+        return wanted
+    patch = {key: None for key in current if key not in wanted}
+    for key, value in wanted.items():
+        if key not in current:
+            patch[key] = value
+        elif current[key] != value:
+            patch[key] = merge_patch(current[key], value)
+    return patch
 
 
 def subscription_changes(existing, wanted):
     """The fields of ``wanted`` (a spec) that differ in the existing Subscription, as a merge patch (pure).
 
-    ``startingCSV`` only matters for the first install, so an installed Subscription keeps its own.
+    ``startingCSV`` only matters for the first install, so an installed Subscription keeps its own. ``config`` is
+    made equal to the one wanted: keys left out of it are removed (``config: {}`` removes it whole).
     """
     current = spec(existing)
     patch = {}
     for key, value in wanted.items():
         if key == "startingCSV" and (status(existing).get("installedCSV") or current.get("startingCSV")):
             continue
-        if current.get(key) != value:
-            patch[key] = value
+        if key == "config" and value == {}:
+            if current.get("config"):
+                patch["config"] = None
+        elif current.get(key) != value:
+            patch[key] = merge_patch(current.get(key), value) if key == "config" else value
     return patch
 
 

@@ -25,7 +25,9 @@ Problem = namedtuple("Problem", ["name", "reason", "message"])
 COPIED_LABEL = "olm.copiedFrom"
 
 # Container waiting reasons that will not resolve by themselves within an install.
-STUCK_CONTAINER_REASONS = frozenset(("CrashLoopBackOff", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError"))
+STUCK_CONTAINER_REASONS = frozenset(
+    ("CrashLoopBackOff", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull", "ImageInspectError")
+)
 
 
 def status(obj):

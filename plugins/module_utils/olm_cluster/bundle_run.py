@@ -256,6 +256,8 @@ def present(module, bundle_dir, image=None):
     ns = p["namespace"]
     catalog = core.catalog_name(bundle.package)
     cluster = Cluster(module.client)
+    if p.get("pull_secret") and image is None:  # (a bundle image was pulled with it: already checked)
+        pull_secret_data(cluster, ns, p["pull_secret"])
 
     ns_exists = cluster.get("Namespace", ns, None, "v1") is not None
     source = cluster.get("CatalogSource", catalog, ns) if ns_exists else None
@@ -363,14 +365,21 @@ def absent(module, bundle_dir=None):
     return result
 
 
-def pull_secret_config(cluster, namespace, name, directory):
-    """The ``.dockerconfigjson`` of Secret ``namespace/name`` written (mode 0600) into ``directory``; its path."""
+def pull_secret_data(cluster, namespace, name):
+    """The base64 ``.dockerconfigjson`` of Secret ``namespace/name``; refuses a Secret that is missing or of another
+    type (the kubelet would then pull without it, and the option would silently do nothing)."""
     secret = cluster.get("Secret", name, namespace, "v1")
     if secret is None:
         raise core.BundleRunError(f"pull_secret: Secret {namespace}/{name} does not exist")
     data = (secret.get("data") or {}).get(".dockerconfigjson")
     if secret.get("type") != "kubernetes.io/dockerconfigjson" or not data:
         raise core.BundleRunError(f"pull_secret: Secret {namespace}/{name} is not of type kubernetes.io/dockerconfigjson")
+    return data
+
+
+def pull_secret_config(cluster, namespace, name, directory):
+    """The ``.dockerconfigjson`` of Secret ``namespace/name`` written (mode 0600) into ``directory``; its path."""
+    data = pull_secret_data(cluster, namespace, name)
     path = os.path.join(directory, "pull-secret.json")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
@@ -399,8 +408,6 @@ def pulled_bundle(module, directory):
 def execute(module):
     """Entry point of the olm_bundle_run module."""
     p = module.params
-    if p.get("pull_secret") and not p.get("bundle_image") and p["serve"] == SERVE_ADDRESS:
-        raise core.BundleRunError("pull_secret has no effect here: it pulls bundle_image and the registry pod's image (serve=pod)")
     if not p.get("bundle_image"):
         if p["state"] == "absent":
             return absent(module, p.get("bundle_dir"))

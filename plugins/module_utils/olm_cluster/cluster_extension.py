@@ -323,7 +323,7 @@ def _wait(cluster, params, resource, started, result):
     """Watch the ClusterExtension until operator-controller's verdict; returns ``(obj, retrying messages seen,
     catalogs serving)``. Whether every selected catalog is served is read again (one LIST) for each new resolution
     message while it was not: a catalog that finished unpacking makes "no bundles found" final."""
-    state = {"serving": usable_catalogs(cluster, params.get("catalog_selector"))[1]}
+    state = {"serving": usable_catalogs(cluster, params.get("catalog_selector"))[1], "failed_catalogs": {}}
     seen = []
 
     def verdict_reached(obj):
@@ -333,7 +333,12 @@ def _wait(cluster, params, resource, started, result):
             problem = ce.permanent_problem(message)
             if problem and problem[1] and not state["serving"]:
                 state["serving"] = usable_catalogs(cluster, params.get("catalog_selector"))[1]
-        return ce.cluster_extension_verdict(obj, catalogs_serving=state["serving"])[0] != ce.VERDICT_WAITING
+            blocked = ce.unserved_catalog(message)
+            if blocked:  # one GET per new message: is catalogd failing that catalog too?
+                verdict, why = cc.cluster_catalog_verdict(cluster.get(cc.KIND, blocked, None, cc.API_VERSION))
+                if verdict == cc.VERDICT_FAILED:
+                    state["failed_catalogs"][blocked] = why
+        return ce.cluster_extension_verdict(obj, state["serving"], state["failed_catalogs"])[0] != ce.VERDICT_WAITING
 
     remaining = max(1, params["wait_timeout"] - (time.monotonic() - started))
     try:
@@ -345,7 +350,7 @@ def _wait(cluster, params, resource, started, result):
             f"{ce.cluster_extension_verdict(last, state['serving'])[1]}",
             result=dict(result, messages=seen, duration=exc.duration, **_facts(last)),
         ) from None
-    return obj, seen, state["serving"]
+    return obj, seen, state
 
 
 def present(module):
@@ -394,8 +399,8 @@ def present(module):
         result["diff"] = {"before": normalize(before) or {}, "after": normalize(after) or {}}
     if module.check_mode or not p.get("wait"):
         return result
-    obj, seen, serving = _wait(cluster, p, resource, started, result)
-    verdict, message = ce.cluster_extension_verdict(obj, catalogs_serving=serving)
+    obj, seen, state = _wait(cluster, p, resource, started, result)
+    verdict, message = ce.cluster_extension_verdict(obj, state["serving"], state["failed_catalogs"])
     result.update(_facts(obj), messages=seen, duration=round(time.monotonic() - started, 3))
     if verdict == ce.VERDICT_FAILED:
         progressing = condition(obj, "Progressing") or {}

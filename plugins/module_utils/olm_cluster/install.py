@@ -23,8 +23,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import FIELD_MANAGER, apply
 
 APISERVICE_KIND = "APIService"
@@ -153,6 +155,39 @@ class _Run:
         self.record(ref, "created" if before is None else ("updated" if changed else "unchanged"))
         return after
 
+    def wait_rollout(self, deployment):
+        """Watch a Deployment of the manifests and its pods until it is rolled out; fail on ProgressDeadlineExceeded,
+        or at once when a pod will not start by itself (an image that cannot be pulled - a cluster without a mirror
+        for it -, a crash loop), with the pod's reason, instead of at the deadline."""
+        ref = mf.object_ref(deployment)
+        labels = ((deployment.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        sources = [Source("deployment", ref.api_version, ref.kind, ref.namespace, ref.name)]
+        if labels:
+            selector = ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+            sources.append(Source("pods", "v1", "Pod", ref.namespace, label_selector=selector, optional=True))
+
+        def on_change(snapshot):
+            obj = snapshot["deployment"].get(ref.name)
+            verdict, message = mf.deployment_verdict(obj)
+            if verdict == mf.READY:
+                return obj
+            if verdict == mf.FAILED:
+                raise self.fail(f"{mf.ref_text(ref)} failed: {message}")
+            for pod in (snapshot.get("pods") or {}).values():
+                problem = first_problem(POD_FAILURES, pod)
+                if problem is not None:
+                    raise self.fail(f"{mf.ref_text(ref)} does not roll out ({message}): {problem.message}")
+            return None
+
+        remaining = max(1.0, self.deadline - time.monotonic())
+        try:
+            return observe(self.client, sources, on_change, remaining, on_timeout=lambda snapshot: {"last_object": snapshot["deployment"].get(ref.name)})
+        except ResourceTimeoutError as exc:
+            last = (exc.result or {}).get("last_object")
+            err = self.fail(f"Timed out waiting for {mf.ref_text(ref)}: {mf.deployment_verdict(last)[1]}")
+            err.result["last_object"] = last
+            raise err from None
+
     def wait(self, ref, resource=None):
         """Watch ``ref`` until its verdict settles; fail on ``failed`` or at the deadline."""
         verdict = mf.VERDICTS[ref.kind]
@@ -255,8 +290,9 @@ def install(module, opener=open_url):
 
     # 3. Optionally wait for OLM to run: Deployments rolled out, then the CSVs (packageserver) Succeeded.
     if p["wait"] and not module.check_mode:
+        by_ref = {mf.object_ref(obj): obj for obj in plan.objects}
         for ref in plan.deployments:
-            run.wait(ref, deployment_resource)
+            run.wait_rollout(by_ref[ref])
         for ref in plan.csvs:
             run.wait(ref)
     result = run.partial()

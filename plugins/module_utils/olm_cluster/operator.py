@@ -33,7 +33,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch impo
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import VERDICT_READY, catalog_source_verdict
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
+    REGISTRY_POD_LABEL,
+    VERDICT_READY,
+    catalog_source_verdict,
+    registry_pod_problem,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.info import csv_summary
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
     csv_succeeded,
@@ -108,16 +113,16 @@ def ensure_namespace(cluster, namespace, labels=None):
 
 
 def label_namespace(cluster, namespace, labels):
-    """Set ``labels`` on an existing namespace (other labels kept); returns the labels it changed (``{}`` when none,
-    or when the namespace does not exist yet: it is then created with them)."""
+    """Set ``labels`` on an existing namespace (other labels kept); returns ``(the labels it changed, their values
+    before)`` (``{}`` when none, or when the namespace does not exist yet: it is then created with them)."""
     current = cluster.get("Namespace", namespace, None, "v1")
     if current is None or not labels:
-        return {}
+        return {}, {}
     have = metadata(current).get("labels") or {}
     changes = {key: value for key, value in labels.items() if have.get(key) != value}
     if changes:
         patch_object(cluster.client, cluster.resource("Namespace", "v1"), namespace, {"metadata": {"labels": changes}})
-    return changes
+    return changes, {key: have.get(key) for key in changes}
 
 
 def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, name, extra_spec=None):
@@ -177,7 +182,7 @@ def ensure_subscription(cluster, namespace, name, wanted_spec, existing):
             "apiVersion": V1ALPHA1,
             "kind": "Subscription",
             "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
-            "spec": wanted_spec,
+            "spec": {k: v for k, v in wanted_spec.items() if v != {}},
         }
         result = create_object(cluster.client, cluster.resource("Subscription"), definition)
         return True, None, result.after or definition
@@ -212,6 +217,10 @@ def _catalog_problem(snapshot, catalog, catalog_namespace):
     verdict, message = catalog_source_verdict(source)
     if verdict == "failed":
         return f"CatalogSource {catalog_namespace}/{catalog} is unhealthy: {message}"
+    # an image catalog whose registry pod cannot start is not READY, and OLM only keeps recreating the pod
+    pod_problem = registry_pod_problem((snapshot.get("catalog_pods") or {}).values()) if verdict != VERDICT_READY else None
+    if pod_problem is not None:
+        return f"CatalogSource {catalog_namespace}/{catalog} is unhealthy: its registry pod is {pod_problem[0]}: {pod_problem[1]}"
     return None
 
 
@@ -268,6 +277,7 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         Source("replicasets", "apps/v1", "ReplicaSet", ns, optional=True),
         Source("pods", "v1", "Pod", ns, optional=True),
         Source("catalog", V1ALPHA1, "CatalogSource", catalog_namespace, catalog, optional=True),
+        Source("catalog_pods", "v1", "Pod", catalog_namespace, label_selector=f"{REGISTRY_POD_LABEL}={catalog}", optional=True),
     ]
     approved = []
     state = {}
@@ -350,13 +360,18 @@ def install(cluster, params, check_mode, wait, timeout):
         raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(existing).get('name')}, not {package}")
     wanted = olm.subscription_spec(dict(params, catalog=catalog, catalog_namespace=catalog_ns, approval=approval))
     installed = installed_csv(cluster, existing)
-    if existing is not None and group_spec:
+    if existing is not None and (group_spec or params.get("target_namespaces") is not None):
+        # the targets and extra spec asked for are checked on every run, not only when the Subscription is created
         for group in cluster.list("OperatorGroup", ns, V1)[:1]:
             refuse_differing_group(group, ns, group_spec)
-    labelled = label_namespace(cluster, ns, ns_labels)
+            try:
+                installmode.check_operator_group(group, None, ns, params.get("target_namespaces"))
+            except installmode.InstallModeError as exc:
+                raise OperatorError(str(exc), result={"reason": "OperatorGroupDiffers"}) from exc
+    labelled, labels_before = label_namespace(cluster, ns, ns_labels)
     settled = olm.reached(desired, existing, installed) and (not by_csv_name or name_of(installed) == by_csv_name)
     if existing is not None and not olm.subscription_changes(existing, wanted) and settled:
-        return _result(bool(labelled), existing, installed, [], {}, started, labelled=labelled)
+        return _result(bool(labelled), existing, installed, [], {}, started, before=existing, labelled=labelled, labels_before=labels_before)
 
     # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
     known_modes = params.get("install_modes")
@@ -376,6 +391,12 @@ def install(cluster, params, check_mode, wait, timeout):
         except ValueError as exc:
             raise OperatorError(str(exc)) from exc
     install_modes = known_modes if known_modes is not None else olm.install_modes_of(manifest, params.get("channel"))
+    if not wait and not check_mode and installed is not None and (version or by_csv_name) and approval != olm.AUTOMATIC and not settled:
+        # a pinned move of an installed operator happens only by approving its InstallPlan, which needs the wait
+        raise OperatorError(
+            f"{'version' if version else 'starting_csv'} moves the installed {name_of(installed)} only by approving an InstallPlan, "
+            "which the module does while waiting: with wait=false nothing would change; set wait=true"
+        )
 
     if existing is None:
         source = cluster.get("CatalogSource", catalog, catalog_ns)
@@ -425,6 +446,7 @@ def install(cluster, params, check_mode, wait, timeout):
             warnings=warnings,
             new_group=new_group,
             labelled=labelled,
+            labels_before=labels_before,
         )
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
@@ -444,6 +466,7 @@ def install(cluster, params, check_mode, wait, timeout):
         warnings=warnings,
         new_group=new_group,
         labelled=labelled,
+        labels_before=labels_before,
     )
 
 
@@ -465,7 +488,7 @@ def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
     return versions[csv_name]
 
 
-def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=(), new_group=None, labelled=None):
+def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=(), new_group=None, labelled=None, labels_before=None):
     st = status(sub)
     result = {
         "changed": changed,
@@ -488,6 +511,9 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
         # The OperatorGroup fixes the install mode (its targetNamespaces): a diff without it hides that.
         after["operator_group"] = normalize(new_group)
     result["diff"] = {"before": {"subscription": normalize(before)} if before else {}, "after": after}
+    if labelled:  # the namespace's labels the run set, and what they were (None: not set)
+        result["diff"]["before"]["namespace_labels"] = dict(labels_before or {})
+        after["namespace_labels"] = dict(labelled)
     if warnings:
         result["warnings"] = list(warnings)
     return result
@@ -548,7 +574,11 @@ def uninstall(cluster, params, check_mode, wait, timeout):
     if group is not None:
         delete_object(cluster.client, cluster.resource("OperatorGroup", V1), name_of(group), ns)
         removed["operator_group"] = name_of(group)
-    return {"changed": bool(removed), "removed": removed, "diff": {"before": removed, "after": {}}}
+    result = {"changed": bool(removed), "removed": removed, "diff": {"before": removed, "after": {}}}
+    if params.get("delete_crds_and_data") and not csvs:
+        # the CSV names the CRDs: without one, nothing tells which CRDs were the operator's
+        result["warnings"] = [f"delete_crds_and_data: no CSV of {package} is left in {ns} to name its CRDs; no CRD was deleted"]
+    return result
 
 
 # The name part of a label key (k8s.io/apimachinery validation.IsQualifiedName).

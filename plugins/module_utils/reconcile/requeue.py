@@ -13,7 +13,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 
 # The units of Go's time.ParseDuration, in seconds.
 UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")  # ASCII digits, as Go
 # ansible-operator's reconcile loop has no upper bound, but a requeue beyond a day is almost surely a typo.
 MAX_SECONDS = 86400.0
 

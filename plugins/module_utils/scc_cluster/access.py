@@ -48,7 +48,17 @@ def _binding_namespace(params, subjects):
     if params.get("cluster_wide"):
         return None
     if params.get("namespace"):
-        return params["namespace"]
+        namespace = params["namespace"]
+        # admission checks `use` in the pod's namespace: a RoleBinding elsewhere grants its pods nothing
+        elsewhere = sorted(
+            f"{s['namespace']}/{s['name']}" for s in subjects if s.get("kind") == "ServiceAccount" and s.get("namespace") not in (None, namespace)
+        )
+        if elsewhere:
+            raise KubeforgeError(
+                f"ServiceAccount {', '.join(elsewhere)} run pods outside namespace {namespace}: a RoleBinding in {namespace} does not let "
+                "them use the SCC (admission checks the pod's namespace); use their namespace or cluster_wide=true"
+            )
+        return namespace
     namespaces = {s.get("namespace") for s in subjects if s.get("kind") == "ServiceAccount"}
     if len(namespaces) == 1 and all(s.get("kind") == "ServiceAccount" for s in subjects):
         return namespaces.pop()
@@ -106,7 +116,8 @@ def apply(client, params, check_mode):
         if recommendation is None and not pins:
             raise KubeforgeError("name at least one of service_accounts, users, groups or pin_workloads")
         return pin.write(client, pins, scc, result)  # a recommendation and/or pins only
-    access.check_broad_subjects(subjects, params.get("allow_broad_subjects"))
+    if params.get("state", "present") == "present":  # revoking a broad grant is always allowed
+        access.check_broad_subjects(subjects, params.get("allow_broad_subjects"))
     namespace = _binding_namespace(params, subjects)
 
     evidence = detect_openshift(client)

@@ -45,6 +45,8 @@ def execute(module):
     """Entry point of the scc_info module."""
     started = time.monotonic()
     client, name = module.client, module.params.get("name")
+    if name == "":
+        raise KubeforgeError("name must not be empty (omit it to list every SCC)")
     try:
         resource = find_resource(client, SCC_KIND, SCC_API)
     except K8sError as exc:

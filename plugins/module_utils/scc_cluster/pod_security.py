@@ -39,6 +39,8 @@ def apply(client, params, check_mode):
         if patch is None:
             return result
     else:
+        if all(params.get(mode) is None and params.get(mode + "_version") is None for mode in ps.MODES) and params.get("label_sync") is None:
+            raise KubeforgeError("state=present needs at least one of enforce, audit, warn, their _version options or label_sync")
         try:
             wanted = ps.wanted_labels(
                 {mode: params.get(mode) for mode in ps.MODES},

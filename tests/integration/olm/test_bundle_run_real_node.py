@@ -71,6 +71,11 @@ def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, re
     v2_image = pushed_bundle_image(run_module, registry, password, v2, "0.0.2")
     secret = pull_secret(api, ns, registry, password)
 
+    # a pull secret that does not exist would leave the registry pod pulling without it: refused, nothing created
+    missing = run(run_module, kubeconfig, ns, opm, bundle_dir=str(v1), pull_secret="no-such-secret")
+    assert missing.get("failed") and f"Secret {ns}/no-such-secret does not exist" in missing["msg"], missing
+    assert registry_pods(api, ns) == []
+
     first = run(run_module, kubeconfig, ns, opm, bundle_dir=str(v1))
     assert not first.get("failed"), first["msg"]
     assert first["operation"] == "install" and first["installed_csv"] == "kube-demo.v0.0.1" and first["phase"] == "Succeeded"

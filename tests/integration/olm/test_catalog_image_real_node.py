@@ -3,6 +3,7 @@ base image, and on the scratch default), olm_catalog_source serves it through a 
 pod OLM really runs there, olm_operator installs from it. OLM's catalog operator reaches the pod through its Service
 (CoreDNS, kube-proxy)."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,12 @@ def test_scratch_catalog_without_extract_content_fails_fast_with_the_fix(run_mod
     assert "CreateContainerError" in result["msg"] and "no command specified" in result["msg"], result["msg"]
     assert "grpc_pod_config.extractContent" in result["msg"], result["msg"]
     assert result["duration"] < 60, result["duration"]
+    # olm_operator installing from that catalog stops as soon as it reads the registry pod, not at its timeout
+    started = time.monotonic()
+    installed = run_module(
+        "olm_operator",
+        {"kubeconfig": kubeconfig, "namespace": namespace, "package": "kube-demo", "catalog": "images", "channel": "stable", "wait_timeout": 180},
+    )
+    assert installed.get("failed") and installed["reason"] == "CatalogSourceUnhealthy", installed
+    assert "its registry pod is CreateContainerError" in installed["msg"] and "grpc_pod_config.extractContent" in installed["msg"], installed["msg"]
+    assert time.monotonic() - started < 60

@@ -3,7 +3,7 @@
 Address catalogs point at the testbed's `opm serve` (READY), at a free loopback port where nothing listens (OLM
 reports TRANSIENT_FAILURE within seconds: the module fails at once), and at a loopback socket that accepts TCP but
 never speaks gRPC (OLM stays CONNECTING: the module times out with the last state). Image catalogs are only sent
-with server-side dry run (check mode): nothing is stored, so OLM never starts a registry pod.
+with server-side dry run (check mode), or into a namespace whose Pod Security refuses OLM's registry pod.
 """
 
 import json
@@ -11,6 +11,7 @@ import socket
 import time
 
 import pytest
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 from testbed.procs import free_port
@@ -148,6 +149,18 @@ def test_image_catalog_dry_run_only(run_module, kubeconfig, namespace, custom):
     bad = catalog(run_module, kubeconfig, namespace, check_mode=True, image=image, grpc_pod_config={"securityContextConfig": "lax"})
     assert bad.get("failed") is True and "securityContextConfig" in bad["msg"], bad
     assert stored(custom, namespace, "cat") is None
+
+
+def test_a_registry_pod_pod_security_refuses_fails_fast_with_olms_error(run_module, kubeconfig, namespace, api):
+    """securityContextConfig legacy in a namespace that enforces restricted: the API server refuses every registry pod
+    OLM creates, and OLM retries forever; the module stops at OLM's first RegistryServerError (the image is never
+    pulled: the pod is refused at admission)."""
+    client.CoreV1Api(api).patch_namespace(namespace, {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
+    image = "example.invalid/kubeforge/catalog:v1"
+    result = catalog(run_module, kubeconfig, namespace, image=image, grpc_pod_config={"securityContextConfig": "legacy"}, wait_timeout=120)
+    assert result.get("failed") is True and "RegistryServerError" in result["msg"], result
+    assert "is forbidden" in result["msg"] and "PodSecurity" in result["msg"], result["msg"]
+    assert result["duration"] < 60, result
 
 
 def managers_of(obj, field):

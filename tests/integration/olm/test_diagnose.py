@@ -5,12 +5,17 @@ matching olm_operator failure is: test_operator.py.)"""
 
 import json
 import tarfile
+import time
 
 import pytest
+from kubernetes import client
 from lib.olm_catalog import CATALOG, GROUP, V1ALPHA1
 from lib.polling import poll_until
+from testbed.pki import PACKAGESERVER_SERVICE
 
 pytestmark = pytest.mark.testbed
+
+PACKAGESERVER_API = "v1.packages.operators.coreos.com"
 
 
 def subscribe(custom, namespace, name, package):
@@ -102,3 +107,38 @@ def test_an_operator_group_the_install_modes_do_not_allow(run_module, kubeconfig
     (finding,) = [f for f in result["findings"] if f["cause"] == "InstallModeMismatch"]
     assert "supported install modes: OwnNamespace, SingleNamespace, AllNamespaces" in finding["message"], finding
     assert "OperatorGroup/two" in finding["objects"], finding
+
+
+def _nudge_aggregator(core):
+    """The aggregator re-checks an APIService when its Service changes (else every 30 s): touch an annotation."""
+    service, namespace = PACKAGESERVER_SERVICE
+    core.patch_namespaced_service(service, namespace, {"metadata": {"annotations": {"kubeforge.io/recheck": str(time.time())}}})
+
+
+def _packageserver_available(api_registration):
+    conditions = (api_registration.read_api_service(PACKAGESERVER_API).status.conditions) or []
+    return next((c for c in conditions if c.type == "Available"), None)
+
+
+# Exclusive: while packageserver is frozen, every client that reads PackageManifests (olm_operator does) fails.
+@pytest.mark.exclusive
+def test_a_hung_packageserver(run_module, kubeconfig, catalog_ns, testbed, api):
+    """packageserver answers nothing (SIGSTOP): the aggregator's own check marks its APIService unavailable, and
+    olm_diagnose - whose client discovers the API groups, this one included - still reads the namespace and names it."""
+    core, registration = client.CoreV1Api(api), client.ApiregistrationV1Api(api)
+    try:
+        with testbed.hung("packageserver"):
+            _nudge_aggregator(core)
+            poll_until(
+                lambda: _packageserver_available(registration),
+                60,
+                0.5,
+                "the aggregator to mark packageserver unavailable",
+                until=lambda c: c and c.status == "False",
+            )
+            result = diagnose(run_module, kubeconfig, catalog_ns, "kube-demo")
+    finally:
+        _nudge_aggregator(core)
+        poll_until(lambda: _packageserver_available(registration), 60, 0.5, "packageserver available again", until=lambda c: c and c.status == "True")
+    (finding,) = [f for f in result["findings"] if f["cause"] == "PackageServerUnavailable"]
+    assert "FailedDiscoveryCheck" in finding["message"] and finding["objects"] == [f"APIService/{PACKAGESERVER_API}"], finding

@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from lib.polling import poll_until
+from testbed.config import CRASHLOOP_IMAGE
 from testdata import data_path
 
 pytestmark = pytest.mark.testbed
@@ -322,6 +324,18 @@ def test_wait_timeout_reports_the_object_and_partial_result(run_module, kubeconf
     assert f"Timed out waiting for Deployment {mini['ns']}/olm-operator" in result["msg"] and "0/1 available" in result["msg"]
     assert result["changed"] is True and len(result["objects"]) == 12
     assert result["last_object"]["metadata"]["name"] == "olm-operator"
+
+
+def test_a_deployment_whose_pods_crash_loop_fails_fast_with_the_pods_reason(run_module, kubeconfig, mini):
+    # olm-operator's pods crash-loop (the testbed's KWOK stage for this image): OLM would never run, and the
+    # Deployment itself only says "0/1 available" until its progress deadline (600 s by default)
+    olm = Path(mini["dir"], "olm.yaml")
+    olm.write_text(olm.read_text().replace("example.invalid/kubeforge/olm:v9.8.7", CRASHLOOP_IMAGE, 1))
+    started = time.monotonic()
+    result = install(run_module, kubeconfig, manifests_dir=mini["dir"], catalog_source=False, wait=True, wait_timeout=300)
+    assert result.get("failed") is True, result
+    assert f"Deployment {mini['ns']}/olm-operator does not roll out" in result["msg"] and "CrashLoopBackOff" in result["msg"], result["msg"]
+    assert time.monotonic() - started < 120
 
 
 def test_openshift_named_crds_are_not_openshift(run_module, kubeconfig, mini, apis):

@@ -81,6 +81,14 @@ def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, cust
         "the Subscription's installedCSV",
     )
     assert installed == "kube-demo.v0.0.1"
+    # without waiting the module approves nothing, so the pinned move would not happen: refused, nothing changed
+    unwaited = operator(run_module, kubeconfig, ns, version="0.0.2", wait=False)
+    assert unwaited.get("failed") and "with wait=false nothing would change" in unwaited["msg"], unwaited
+    assert all(
+        not p["spec"]["approved"]
+        for p in custom.list_namespaced_custom_object(GROUP, V1ALPHA1, ns, "installplans")["items"]
+        if p["spec"]["clusterServiceVersionNames"] == ["kube-demo.v0.0.2"]
+    )
 
     upgraded = operator(run_module, kubeconfig, ns, version="0.0.2")
     ok(upgraded)

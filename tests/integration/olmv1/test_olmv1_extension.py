@@ -124,6 +124,19 @@ def test_cluster_catalog_served_idempotent_and_digest_poll_refused(v1_catalog, o
     assert refused.get("failed") and "cannot be used with the digest reference" in refused["msg"], refused
 
 
+def test_an_image_that_is_not_a_catalog_fails_fast_with_catalogds_error(v1_catalog, run_module, api, kubeconfig):
+    """A bundle image (no index.configs label) named as a catalog: catalogd retries the tag forever; the module stops
+    at once with catalogd's reason."""
+    bundle_tag_ref = sorted(tag_ref for tag_ref, _digest_ref in v1_catalog["bundles"].values())[0]
+    args = dict(name="kubeforge-not-a-catalog", image=bundle_tag_ref, wait=True, wait_timeout=240, kubeconfig=kubeconfig)
+    try:
+        result = run_module("olm_cluster_catalog", args)
+        assert result.get("failed") and "catalog image is missing the required label" in result["msg"], result
+        assert result["duration"] < 60, result
+    finally:
+        run_module("olm_cluster_catalog", dict(args, state="absent"))
+
+
 def test_a_catalog_image_that_does_not_exist_fails_fast_with_catalogds_error(v1_catalog, run_module, api, kubeconfig):
     """catalogd keeps Retrying a tag the registry does not have; the module stops at once with its error, and
     olm_diagnose names that catalog for an extension that cannot resolve."""
@@ -187,6 +200,13 @@ def test_a_catalog_image_that_does_not_exist_fails_fast_with_catalogds_error(v1_
         (blocked,) = [f for f in diagnosed_as("ResolutionBlocked")["findings"] if f["cause"] == "ResolutionBlocked"]
         assert 'catalog "kubeforge-missing-tag" is not being served' in blocked["message"], blocked
         assert "ClusterCatalog kubeforge-missing-tag is not served" in blocked["fix"], blocked
+        # olm_cluster_extension stops at once on the same state: catalogd fails that catalog too, so no retry helps
+        stopped = run_module(
+            "olm_cluster_extension",
+            dict(name="kf-v1blocked", namespace="kf-v1diagnose", package=PACKAGE, service_account="nobody", wait=True, wait_timeout=180, kubeconfig=kubeconfig),
+        )
+        assert stopped.get("failed") and "ClusterCatalog kubeforge-missing-tag cannot be served" in stopped["msg"], stopped
+        assert "manifest unknown" in stopped["msg"] and stopped["duration"] < 60, stopped
         # without that catalog, it finds no such version
         removed = run_module("olm_cluster_catalog", dict(args, state="absent"))
         assert not removed.get("failed"), removed
@@ -196,11 +216,12 @@ def test_a_catalog_image_that_does_not_exist_fails_fast_with_catalogds_error(v1_
         assert not {"ServiceAccountMissing", "CatalogNotServing", "ResolutionBlocked"} & set(resolution["causes"]), resolution["summary"]
     finally:
         _delete_namespace(api, "kf-v1diagnose")
-        try:
-            custom.delete_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", "kf-v1diagnose")
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
+        for extension_name in ("kf-v1diagnose", "kf-v1blocked"):
+            try:
+                custom.delete_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", extension_name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
         removed = run_module("olm_cluster_catalog", dict(args, state="absent"))
         assert not removed.get("failed"), removed
 

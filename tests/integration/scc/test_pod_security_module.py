@@ -86,3 +86,5 @@ def test_unknown_namespace_and_bad_version(run_module, kubeconfig, namespace):
     assert missing["failed"] and "does not exist" in missing["msg"]
     bad = run_module("pod_security", {"kubeconfig": kubeconfig, "namespace": namespace, "enforce": "baseline", "enforce_version": "1.35"})
     assert bad["failed"] and "neither 'latest'" in bad["msg"]
+    nothing = run_module("pod_security", {"kubeconfig": kubeconfig, "namespace": namespace})
+    assert nothing["failed"] and "needs at least one of enforce, audit, warn" in nothing["msg"], nothing

@@ -86,6 +86,8 @@ def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, ap
     ], info["who_may_use"]
     assert (info["default"], info["created_by_kubeforge"], info["broad"]) == (False, False, False), info
     assert all(can_use(api, namespace, s["name"], name) for s in info["who_may_use"] if s["via"] == via)
+    empty = run_module("scc_info", {"kubeconfig": kubeconfig, "name": ""})  # an empty variable must not list every SCC
+    assert empty.get("failed") and "name must not be empty" in empty["msg"], empty
 
     revoke_one = run_module("scc_access", dict(args, state="absent", service_accounts=[f"{namespace}/app"]))
     assert revoke_one["changed"] is True and [s["name"] for s in revoke_one["binding"]["subjects"]] == ["other"]
@@ -119,8 +121,14 @@ def test_revoke_after_the_scc_is_gone_cleans_the_binding(run_module, kubeconfig,
 def test_broad_subjects_refused(run_module, kubeconfig, namespace, scc):
     name, custom = scc
     custom.create_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", scc_object(name))
-    refused = run_module("scc_access", {"kubeconfig": kubeconfig, "scc": name, "groups": [f"system:serviceaccounts:{namespace}"], "namespace": namespace})
+    args = {"kubeconfig": kubeconfig, "scc": name, "groups": [f"system:serviceaccounts:{namespace}"], "namespace": namespace}
+    refused = run_module("scc_access", args)
     assert refused["failed"] and "refusing to grant an SCC" in refused["msg"], refused
+    granted = run_module("scc_access", dict(args, allow_broad_subjects=True))
+    assert granted["changed"] is True and not granted.get("failed"), granted
+    # taking a broad grant back needs no opt-in
+    revoked = run_module("scc_access", dict(args, state="absent"))
+    assert revoked["changed"] is True and not revoked.get("failed"), revoked
 
 
 def test_recommendation_and_pod_security_fallback(run_module, kubeconfig, namespace, api):

@@ -8,7 +8,7 @@ from lib.runners import run_module_in_process
 from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, strings_in, userinfo_secrets
-from ansible_collections.kubeforge.operators.plugins.modules import bundle_image, olm_operator
+from ansible_collections.kubeforge.operators.plugins.modules import bundle_image, olm_cluster_catalog, olm_operator
 
 SECRET = "s3cr3t-PASSWORD"
 DIGEST = "sha256:" + "a" * 64
@@ -81,3 +81,12 @@ def test_a_kubeconfig_dict_masks_its_secrets_and_nothing_else(capsys):
     module_args = result["invocation"]["module_args"]
     assert module_args["namespace"] == "testbed" and module_args["catalog"] == "v1", module_args
     assert module_args["kubeconfig"]["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:1", module_args
+
+
+@pytest.mark.parametrize("module", [bundle_image, olm_cluster_catalog])
+def test_a_password_in_an_image_reference_is_masked_even_when_ansible_refuses_the_arguments(capsys, module):
+    """AnsibleModule's own validation fails (an unknown option) before run_module: its invocation still hides it."""
+    args = {"path": "bundle", "name": "c", "image": f"me:{SECRET}@registry.example.com/c:v1", "not_an_option": 1}
+    result = run_module_in_process(module, args, capsys)
+    assert result.get("failed") and "not_an_option" in result["msg"], result
+    assert SECRET not in json.dumps(result) and "registry.example.com/c:v1" in json.dumps(result), result

@@ -84,8 +84,8 @@ def test_scorecard_and_warnings(bundle, run):
     "args,msg",
     [
         ({"push": True}, "push is True but all of the following are missing: image"),
-        ({"dockerfile_only": True, "push": True, "image": "x/y"}, "dockerfile_only cannot be combined"),
-        ({"dockerfile_only": True, "oci_layout": "/tmp/x"}, "dockerfile_only cannot be combined"),
+        ({"dockerfile_only": True, "push": True, "image": "x/y"}, "image, push have no effect with dockerfile_only=true"),
+        ({"dockerfile_only": True, "oci_layout": "/tmp/x"}, "oci_layout has no effect with dockerfile_only=true"),
         ({"image": "Bad/Ref"}, "invalid image reference"),
         ({"labels": {PACKAGE_LABEL: "other"}}, "contradicts the bundle's"),
     ],

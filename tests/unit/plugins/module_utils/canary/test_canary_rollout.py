@@ -396,6 +396,28 @@ CASES = [
         {"strategy": TEN, "phase": ro.FAST},
     ),
     (
+        "resume paused: the canary crash-looped during the pause, halt instead of widening",
+        DESIRED,
+        seen(
+            daemonset(ann=annotations(ro.PAUSED), strategy={"type": "OnDelete"}, updated=1),
+            [pod("n1", H2, ready=False, restarts=3, waiting="CrashLoopBackOff")] + old_pods(("n2", "n3", "n4")),
+        ),
+        ro.PATCH,
+        "CanaryFailed",
+        {"phase": ro.HALTED_PHASE, "failure": "CrashLoopBackOff"},
+    ),
+    (
+        "still paused: a canary crash-looping during the pause is reported, not hidden",
+        PAUSE,
+        seen(
+            daemonset(ann=annotations(ro.PAUSED), strategy={"type": "OnDelete"}, updated=1),
+            [pod("n1", H2, ready=False, restarts=3, waiting="CrashLoopBackOff")] + old_pods(("n2", "n3", "n4")),
+        ),
+        ro.PATCH,
+        "CanaryFailed",
+        {"phase": ro.HALTED_PHASE},
+    ),
+    (
         "node-selective start: OnDelete and the canary nodes recorded",
         ON_N1,
         seen(daemonset(V1, strategy=ORIGINAL, updated=4), old_pods(), REVISIONS[:1]),

@@ -23,8 +23,7 @@ class FakeClientFactory:
 
 
 @pytest.mark.parametrize("params,msg", [
-    ({"dockerfile_only": True, "push": True}, "dockerfile_only cannot be combined with push=true or oci_layout"),
-    ({"dockerfile_only": True, "oci_layout": "/x"}, "dockerfile_only cannot be combined"),
+    ({"labels": {"operators.operatorframework.io.index.configs.v1": "/elsewhere"}}, "contradicts where the catalog is"),
     ({"path": "/nonexistent/fbc"}, "path /nonexistent/fbc is not a directory"),
 ])
 def test_check_image_params(tmp_path, params, msg):

@@ -91,7 +91,7 @@ def test_oci_layout_and_check_mode(fbc, tmp_path, run):
 
 @pytest.mark.parametrize("args,msg", [
     ({"push": True}, "push is True but all of the following are missing: image"),
-    ({"dockerfile_only": True, "push": True, "image": "x/y"}, "dockerfile_only cannot be combined"),
+    ({"dockerfile_only": True, "push": True, "image": "x/y"}, "image, push have no effect with dockerfile_only=true"),
     ({"image": "Bad/Ref"}, "invalid image reference"),
     ({"builder_image": "scratch", "dockerfile_only": True}, 'invalid builder image: "scratch"'),
 ])

@@ -44,6 +44,20 @@ VERDICTS = [
     # image catalogs: OLM recreates the registry pod and retries, so these only time out
     ("image registry pod failing", obj(IMAGE, {"reason": "RegistryServerError", "message": "couldn't ensure registry server"}), "waiting", "couldn't ensure"),
     ("image transient failure", obj(IMAGE, conn("TRANSIENT_FAILURE", address="c.olm.svc:50051")), "waiting", "TRANSIENT_FAILURE"),
+    # ... except a registry pod the API server refuses: no retry makes it admissible
+    (
+        "image registry pod refused",
+        obj(
+            IMAGE,
+            {
+                "reason": "RegistryServerError",
+                "message": 'couldn\'t ensure registry server - error ensuring pod: : error creating new pod: cat-: pods "cat-x" is forbidden: '
+                'violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false',
+            },
+        ),
+        "failed",
+        "is forbidden",
+    ),
     ("image ready (service address)", obj(IMAGE, conn("READY", address="c.olm.svc:50051")), "ready", "c.olm.svc:50051"),
     ("image and address: address ignored by OLM", obj(dict(IMAGE, address="1.2.3.4:5"), conn("READY", address="c.olm.svc:50051")), "ready", "READY"),
 ]

@@ -102,6 +102,14 @@ def retrying(message):
         ("reading manifest v1 in 127.0.0.1:5000/nope: name unknown: repository name not known to registry", cc.VERDICT_FAILED),
         ("reading manifest v1 in r.example.com/c: unauthorized: authentication required", cc.VERDICT_FAILED),
         ("reading manifest v1 in r.example.com/c: requested access to the resource is denied", cc.VERDICT_FAILED),
+        ('source catalog content: catalog image is missing the required label "operators.operatorframework.io.index.configs.v1"', cc.VERDICT_FAILED),
+        ("error storing fbc: error parsing catalog: invalid package", cc.VERDICT_FAILED),
+        (
+            "pinging container registry r.example.com: Get https://r.example.com/v2/: tls: failed to verify certificate: x509: certificate signed by "
+            "unknown authority",
+            cc.VERDICT_FAILED,
+        ),
+        ("choosing image instance: no matching manifest for linux/amd64 in the manifest list entries", cc.VERDICT_FAILED),
         # network and server trouble may pass: catalogd retries, the module waits
         ("pinging container registry 127.0.0.1:5000: connect: connection refused", cc.VERDICT_WAITING),
         ("reading manifest v1 in r.example.com/c: received unexpected HTTP status: 503 Service Unavailable", cc.VERDICT_WAITING),

@@ -23,8 +23,11 @@ def extension(generation=3, installed=None, progressing=None, bundle=None):
         if value:
             status, reason, observed, message = value
             conditions.append({"type": cond_type, "status": status, "reason": reason, "message": message, "observedGeneration": observed})
-    obj = {"metadata": {"name": "demo", "generation": generation}, "spec": {"namespace": "ns", "source": {"catalog": {"packageName": "kube-demo"}}},
-           "status": {"conditions": conditions}}
+    obj = {
+        "metadata": {"name": "demo", "generation": generation},
+        "spec": {"namespace": "ns", "source": {"catalog": {"packageName": "kube-demo"}}},
+        "status": {"conditions": conditions},
+    }
     if bundle:
         obj["status"]["install"] = {"bundle": bundle}
     return obj
@@ -32,15 +35,30 @@ def extension(generation=3, installed=None, progressing=None, bundle=None):
 
 def test_definition_full_and_minimal():
     obj = ce.cluster_extension_definition(
-        "demo", "ns", "kube-demo", version=">=0.0.1 <0.1.0", channels=["stable"], selector={"matchLabels": {"a": "b"}},
-        upgrade_constraint_policy="SelfCertified", crd_upgrade_safety="None", config={"watchNamespace": "x"}, service_account="demo-installer",
+        "demo",
+        "ns",
+        "kube-demo",
+        version=">=0.0.1 <0.1.0",
+        channels=["stable"],
+        selector={"matchLabels": {"a": "b"}},
+        upgrade_constraint_policy="SelfCertified",
+        crd_upgrade_safety="None",
+        config={"watchNamespace": "x"},
+        service_account="demo-installer",
     )
     assert obj["spec"] == {
         "namespace": "ns",
         "serviceAccount": {"name": "demo-installer"},
-        "source": {"sourceType": "Catalog", "catalog": {
-            "packageName": "kube-demo", "version": ">=0.0.1 <0.1.0", "channels": ["stable"], "selector": {"matchLabels": {"a": "b"}},
-            "upgradeConstraintPolicy": "SelfCertified"}},
+        "source": {
+            "sourceType": "Catalog",
+            "catalog": {
+                "packageName": "kube-demo",
+                "version": ">=0.0.1 <0.1.0",
+                "channels": ["stable"],
+                "selector": {"matchLabels": {"a": "b"}},
+                "upgradeConstraintPolicy": "SelfCertified",
+            },
+        },
         "install": {"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}},
         "config": {"configType": "Inline", "inline": {"watchNamespace": "x"}},
     }
@@ -79,10 +97,11 @@ def test_definition_refuses(kwargs, message):
     "selector, text",
     [
         ({"matchLabels": {"b": "2", "a": "1"}}, "a=1,b=2"),
-        ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["x", "y"]}, {"key": "old", "operator": "DoesNotExist"}]},
-         "tier in (x,y),!old"),
-        ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["z"]}, {"key": "c", "operator": "Exists"}]},
-         "a=1,b notin (z),c"),
+        ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["x", "y"]}, {"key": "old", "operator": "DoesNotExist"}]}, "tier in (x,y),!old"),
+        (
+            {"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["z"]}, {"key": "c", "operator": "Exists"}]},
+            "a=1,b notin (z),c",
+        ),
     ],
 )
 def test_selector_string(selector, text):
@@ -146,13 +165,36 @@ INSTALLED = ("True", "Succeeded", 3, "Installed bundle x successfully")
         # the same message while a catalog is still unpacking is not final
         (extension(progressing=("True", "Retrying", 3, 'no bundles found for package "kube-demo" matching version "9.9.9"')), False, ce.VERDICT_WAITING),
         (extension(progressing=("True", "Retrying", 3, 'error upgrading from currently installed version "0.0.2": no bundles found')), True, ce.VERDICT_FAILED),
-        (extension(progressing=("True", "Retrying", 3, "supported install modes [OwnNamespace] do not support targeting all namespaces")), False,
-         ce.VERDICT_FAILED),
+        (
+            extension(progressing=("True", "Retrying", 3, "supported install modes [OwnNamespace] do not support targeting all namespaces")),
+            False,
+            ce.VERDICT_FAILED,
+        ),
         (extension(progressing=("True", "Retrying", 3, "installation cannot proceed due to missing ServiceAccount")), True, ce.VERDICT_FAILED),
-        (extension(progressing=("True", "Retrying", 3, 'deployments.apps is forbidden: User "system:serviceaccount:ns:sa" cannot create')), True,
-         ce.VERDICT_FAILED),
-        (extension(progressing=("True", "Retrying", 3, "CustomResourceDefinition 'a.b' already exists in namespace '' and cannot be managed by "
-                                                       "operator-controller")), True, ce.VERDICT_FAILED),
+        (
+            extension(progressing=("True", "Retrying", 3, 'deployments.apps is forbidden: User "system:serviceaccount:ns:sa" cannot create')),
+            True,
+            ce.VERDICT_FAILED,
+        ),
+        (
+            extension(
+                progressing=(
+                    "True",
+                    "Retrying",
+                    3,
+                    "CustomResourceDefinition 'a.b' already exists in namespace '' and cannot be managed by operator-controller",
+                )
+            ),
+            True,
+            ce.VERDICT_FAILED,
+        ),
+        (extension(progressing=("True", "Retrying", 3, "unsupported bundle: webhookDefinitions are not supported")), True, ce.VERDICT_FAILED),
+        (extension(progressing=("True", "Retrying", 3, 'validating upgrade for CRD "a.b" failed: scope changed')), True, ce.VERDICT_FAILED),
+        (
+            extension(progressing=("True", "Retrying", 3, 'error for resolved bundle "x.v1" with version "1.0.0": pulling: manifest unknown')),
+            True,
+            ce.VERDICT_FAILED,
+        ),
         # transient: image pull errors, connection problems
         (extension(progressing=("True", "Retrying", 3, "error pulling image: connection refused")), True, ce.VERDICT_WAITING),
     ],
@@ -172,6 +214,25 @@ def test_verdict(obj, serving, verdict):
 )
 def test_foreign_owner(labels, owner):
     assert ce.foreign_owner({"metadata": {"name": "x", "labels": labels}}, "demo") == owner
+
+
+NOT_SERVED = 'error walking catalogs: error getting package "kube-demo" from catalog "broken": catalog "broken" is not being served'
+
+
+@pytest.mark.parametrize(
+    "failed_catalogs, verdict",
+    [
+        ({"broken": "Progressing=True/Retrying: manifest unknown"}, ce.VERDICT_FAILED),  # catalogd cannot serve it: final
+        ({}, ce.VERDICT_WAITING),  # still unpacking, say
+        ({"other": "manifest unknown"}, ce.VERDICT_WAITING),
+    ],
+)
+def test_a_catalog_catalogd_cannot_serve_blocks_resolution(failed_catalogs, verdict):
+    found, message = ce.cluster_extension_verdict(extension(progressing=("True", "Retrying", 3, NOT_SERVED)), True, failed_catalogs)
+    assert found == verdict
+    if verdict == ce.VERDICT_FAILED:
+        assert message.startswith("ClusterCatalog broken cannot be served (Progressing=True/Retrying: manifest unknown)"), message
+        assert ce.unserved_catalog(NOT_SERVED) == "broken" and ce.unserved_catalog("no bundles found") is None
 
 
 def test_failed_verdict_returns_operator_controller_message_and_retrying_is_reported():
@@ -196,8 +257,12 @@ CFG = DeclarativeConfig(
         {"schema": "olm.channel", "package": "kube-demo", "name": "stable", "entries": [{"name": "kube-demo.v0.0.1"}, {"name": "kube-demo.v0.0.2"}]},
         {"schema": "olm.channel", "package": "other", "name": "stable", "entries": [{"name": "kube-demo.v0.0.3"}]},
     ],
-    bundles=[_bundle("kube-demo.v0.0.1", "0.0.1"), _bundle("kube-demo.v0.0.2", "0.0.2"), _bundle("kube-demo.v0.0.3", "0.0.3"),
-             dict(_bundle("other.v1.0.0", "1.0.0"), package="other")],
+    bundles=[
+        _bundle("kube-demo.v0.0.1", "0.0.1"),
+        _bundle("kube-demo.v0.0.2", "0.0.2"),
+        _bundle("kube-demo.v0.0.3", "0.0.3"),
+        dict(_bundle("other.v1.0.0", "1.0.0"), package="other"),
+    ],
 )
 
 

@@ -678,11 +678,39 @@ def test_subscription_spec_and_changes():
     wanted = olm.subscription_spec(
         {"package": "kube-demo", "channel": "stable", "catalog": "c", "catalog_namespace": "olm", "approval": "Manual", "starting_csv": V1, "config": {}}
     )
-    assert wanted == {"name": "kube-demo", "channel": "stable", "source": "c", "sourceNamespace": "olm", "installPlanApproval": "Manual", "startingCSV": V1}
-    existing = {"spec": dict(wanted, startingCSV=V1), "status": {"installedCSV": V1}}
+    assert wanted == {
+        "name": "kube-demo",
+        "channel": "stable",
+        "source": "c",
+        "sourceNamespace": "olm",
+        "installPlanApproval": "Manual",
+        "startingCSV": V1,
+        "config": {},  # kept: it clears a config set before
+    }
+    existing = {"spec": dict(wanted, startingCSV=V1, config=None), "status": {"installedCSV": V1}}
     assert olm.subscription_changes(existing, dict(wanted, startingCSV=V2)) == {}
     assert olm.subscription_changes(existing, dict(wanted, channel="alpha")) == {"channel": "alpha"}
     assert olm.subscription_changes({"spec": {}, "status": {}}, {"startingCSV": V1}) == {"startingCSV": V1}
+
+
+CONFIG = {"nodeSelector": {"zone": "a", "disk": "ssd"}, "env": [{"name": "A", "value": "1"}], "annotations": {"x": "y"}}
+
+
+@pytest.mark.parametrize(
+    "current, wanted, patch",
+    [
+        # a key left out is removed (a merge patch would keep it), nested keys likewise; lists are replaced whole
+        (CONFIG, {"nodeSelector": {"zone": "a"}, "env": [{"name": "A", "value": "1"}]}, {"config": {"nodeSelector": {"disk": None}, "annotations": None}}),
+        (CONFIG, dict(CONFIG, env=[]), {"config": {"env": []}}),
+        (CONFIG, {}, {"config": None}),  # config: {} removes it whole
+        (None, {}, {}),  # nothing to remove
+        (CONFIG, CONFIG, {}),  # idempotent
+        (None, {"nodeSelector": {"zone": "a"}}, {"config": {"nodeSelector": {"zone": "a"}}}),
+    ],
+)
+def test_config_is_made_equal_to_the_one_wanted(current, wanted, patch):
+    existing = {"spec": {"name": "kube-demo", "config": current}, "status": {}}
+    assert olm.subscription_changes(existing, {"name": "kube-demo", "config": wanted}) == patch
 
 
 @pytest.mark.parametrize(

@@ -299,6 +299,8 @@ VERDICTS = [
     ("csv absent", mf.csv_verdict, None, "waiting"),
     ("csv succeeded", mf.csv_verdict, {"status": {"phase": "Succeeded"}}, "ready"),
     ("csv installing", mf.csv_verdict, {"status": {"phase": "Installing", "reason": "InstallWaiting"}}, "waiting"),
+    ("csv failed for good", mf.csv_verdict, {"status": {"phase": "Failed", "reason": "InstallCheckFailed", "message": "install timeout"}}, "failed"),
+    ("csv failed, OLM retries", mf.csv_verdict, {"status": {"phase": "Failed", "reason": "RequirementsNotMet"}}, "waiting"),
     ("csv failed (OLM retries)", mf.csv_verdict, {"status": {"phase": "Failed", "reason": "ComponentUnhealthy", "message": "m"}}, "waiting"),
 ]
 

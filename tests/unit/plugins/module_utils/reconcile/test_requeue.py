@@ -37,6 +37,7 @@ def test_parse(text, seconds):
         ("-5s", "longer than zero"),
         ("0s", "longer than zero"),
         ("25h", "longer than a day"),
+        ("\u0661\u0660s", "not a Go duration"),  # Arabic-Indic digits: Python's \\d takes them, Go does not
     ],
 )
 def test_parse_refuses(text, error):

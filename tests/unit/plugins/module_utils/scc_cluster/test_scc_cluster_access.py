@@ -29,6 +29,12 @@ def test_binding_namespace_needs_a_choice(subjects):
         glue._binding_namespace({}, subjects)
 
 
+def test_a_binding_in_another_namespace_than_the_service_accounts_is_refused():
+    """SCC admission checks `use` in the pod's namespace: a RoleBinding in b would grant a/x's pods nothing."""
+    with pytest.raises(KubeforgeError, match="ServiceAccount a/x run pods outside namespace b"):
+        glue._binding_namespace({"namespace": "b"}, [access.service_account_subject("a", "x"), access.service_account_subject("b", "y")])
+
+
 @pytest.mark.parametrize(
     "scc, level",
     [

@@ -1,0 +1,191 @@
+"""Every module refuses an option given where it would have no effect (options.Unused rules, checked by
+runner.run_module before anything runs) - one row per rule, and the rules name only options the module has."""
+
+import importlib
+
+import pytest
+from unit_testlib import shared_conformance_data
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused, given, unused_options
+
+MODULES = "ansible_collections.kubeforge.operators.plugins.modules."
+DIGEST = "sha256:" + "a" * 64
+
+# module, arguments, what the refusal says
+ROWS = [
+    ("bundle_image", {"path": "bundle", "dockerfile_only": True, "image": "r.example/b:v1"}, "image has no effect with dockerfile_only=true"),
+    ("bundle_image", {"path": "bundle", "dockerfile_only": True, "oci_layout": "out"}, "oci_layout has no effect with dockerfile_only=true"),
+    ("bundle_image", {"path": "bundle", "ca_file": "ca.crt"}, "ca_file has no effect without push=true"),
+    ("catalog_image", {"path": "fbc", "dockerfile_only": True, "platform": "linux/arm64"}, "platform has no effect with dockerfile_only=true"),
+    ("catalog_image", {"path": "fbc", "timeout": 5}, "timeout has no effect without push=true or a base_image to pull"),
+    (
+        "catalog_image",
+        {"path": "fbc", "image": "r.example/c:v1", "base_image": "other.example/opm:v1", "registry_username": "me"},
+        "registry_username has no effect without push=true unless base_image is on the registry of image",
+    ),
+    ("catalog_render", {"source": "fbc", "dest": "out", "bundle_lookup": ["b"], "opm_compat": "v1.46"}, "bundle_lookup, opm_compat have no effect with source"),
+    ("catalog_render", {"template": "t.yaml", "dest": "out", "pull": False, "ca_file": "ca.crt"}, "ca_file has no effect with pull=false"),
+    (
+        "catalog_render",
+        {"template": "t.yaml", "dest": "out", "ocp_versions": ["v4.16"], "migrate_levels": {"v4.16": "none"}, "migrate_level": "all"},
+        "migrate_level has no effect when migrate_levels gives every one of ocp_versions its own level",
+    ),
+    ("catalog_validate", {"path": "fbc", "ocp_version": "v4.20"}, "ocp_version has no effect without community_checks=true"),
+    ("catalog_template", {"path": "t.yaml", "latest_in_channel": "stable", "relink": False}, "relink has no effect without remove_bundle"),
+    (
+        "catalog_release",
+        {"repo_path": "r", "package": "p", "version": "1.0.0", "bundle_path": "b", "bundle_image": "r.example/b:v1", "bundle_registry": "r.example/x"},
+        "bundle_registry has no effect with bundle_image",
+    ),
+    (
+        "catalog_release",
+        {"repo_path": "r", "package": "p", "version": "1.0.0", "bundle_path": "b", "pull": False, "timeout": 5},
+        "timeout has no effect with pull=false",
+    ),
+    (
+        "olm_operator",
+        {"namespace": "ns", "package": "p", "catalog": "c", "delete_crds_and_data": True},
+        "delete_crds_and_data has no effect with state=present",
+    ),
+    (
+        "olm_operator",
+        {"namespace": "ns", "package": "p", "state": "absent", "delete_crds_and_data": True, "wait": False},
+        "delete_crds_and_data has no effect with wait=false",
+    ),
+    (
+        "olm_operator",
+        {"namespace": "ns", "package": "p", "catalog": "c", "approval": "Manual", "approve_dependencies": False, "wait": False},
+        "approve_dependencies has no effect with wait=false",
+    ),
+    ("olm_bundle_run", {"namespace": "ns", "bundle_dir": "b", "delete_crds_and_data": True}, "delete_crds_and_data has no effect with state=present"),
+    ("olm_bundle_run", {"namespace": "ns", "bundle_dir": "b", "state": "absent", "pull_secret": "creds"}, "pull_secret has no effect without bundle_image"),
+    (
+        "olm_bundle_run",
+        {"namespace": "ns", "bundle_dir": "b", "serve": "address", "catalog_address": "a:1", "pull_secret": "creds"},
+        "pull_secret has no effect",
+    ),
+    (
+        "olm_cluster_extension",
+        {"name": "x", "namespace": "ns", "package": "p", "delete_crds_and_data": True},
+        "delete_crds_and_data has no effect with state=present",
+    ),
+    (
+        "olm_cluster_extension",
+        {"name": "x", "namespace": "ns", "package": "p", "service_account": "sa", "registry_auth": {"docker_config": "auth.json"}},
+        "registry_auth has no effect without create_service_account=true",
+    ),
+    ("olm_operator_info", {"namespace": "ns", "catalog": "c"}, "catalog has no effect without package"),
+    ("olm_cluster_catalog_info", {"package": "p", "contents": False}, "package has no effect with contents=false"),
+    (
+        "olm_catalog_source",
+        {"name": "c", "namespace": "ns", "image": "r.example/c@" + DIGEST, "update_interval": "10m"},
+        "update_interval has no effect with an image pinned by digest",
+    ),
+    ("olm_diagnose", {"namespace": "ns", "log_lines": 10}, "log_lines has no effect without dest"),
+    (
+        "daemonset_canary",
+        {"name": "d", "namespace": "ns", "images": {"c": "i"}, "wait": False, "wait_timeout": 60},
+        "wait_timeout has no effect with wait=false",
+    ),
+    ("scc", {"name": "custom", "state": "absent", "base": "restricted-v2", "privileged": True}, "base, privileged have no effect with state=absent"),
+    ("scc_access", {"scc": "anyuid", "service_accounts": ["ns/sa"], "remove_from_scc_lists": True}, "remove_from_scc_lists has no effect with state=present"),
+    ("pod_security", {"namespace": "ns", "state": "absent", "enforce": "baseline"}, "enforce has no effect with state=absent"),
+]
+
+
+@pytest.mark.parametrize("name, args, message", ROWS, ids=[f"{row[0]}-{i}" for i, row in enumerate(ROWS)])
+def test_an_option_without_effect_is_refused_before_anything_runs(run_module, name, args, message):
+    result = run_module(importlib.import_module(MODULES + name), args)
+    assert result.get("failed") and message in result["msg"], result
+
+
+def _rules(module):
+    return [value for value in vars(module).values() if isinstance(value, Unused)] + [
+        rule for value in vars(module).values() if isinstance(value, tuple) and value and all(isinstance(r, Unused) for r in value) for rule in value
+    ]
+
+
+@pytest.mark.parametrize("name", sorted({row[0] for row in ROWS}))
+def test_the_rules_name_the_modules_options(name):
+    module = importlib.import_module(MODULES + name)
+    rules = _rules(module)
+    assert rules, f"{name} has no Unused rules"
+    options = set(module.argspec())
+    for rule in rules:
+        assert set(rule.options) <= options, (name, set(rule.options) - options)
+
+
+def test_a_default_written_out_is_not_refused():
+    rule = Unused(("timeout", "validate_certs", "lookup"), lambda p: p["push"], "without push=true")
+    defaults = {"timeout": 60, "validate_certs": True, "lookup": None, "push": False}
+    params = {"timeout": 60, "validate_certs": True, "lookup": [], "push": False}
+    assert unused_options(params, [rule], defaults) == []
+    assert [named for named, _ in unused_options(dict(params, validate_certs=False, lookup=["x"]), [rule], defaults)] == [["validate_certs", "lookup"]]
+    assert given({"x": False}, "x", {"x": None}) is True  # false is a choice where the default is None
+
+
+BASIC_TEMPLATE = """schema: olm.template.basic
+entries:
+  - schema: olm.package
+    name: kube-green
+    defaultChannel: alpha
+  - schema: olm.channel
+    package: kube-green
+    name: alpha
+    entries: []
+"""
+SEMVER_TEMPLATE = "schema: olm.semver\nGenerateMajorChannels: true\nStable:\n  Bundles: []\n"
+GRAPH_INPUT = shared_conformance_data() / "opm-testdata" / "alpha" / "declcfg" / "write_test_expected" / "TestWriteYAML.Success.yaml"
+
+
+def _template(tmp_path, text):
+    path = tmp_path / "template.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+# Contradictions the rules cannot express (they need a file read, or a value's form): refused by the module's core.
+CONTRADICTIONS = [
+    ("catalog_validate", lambda tmp: {"path": "fbc", "community_checks": True, "ocp_version": "4.20"}, "ocp_version must look like vX.Y"),
+    (
+        "catalog_release",
+        lambda tmp: {"repo_path": "r", "package": "p", "version": "1.0.0", "bundle_path": "b", "gpg_key": "0xDEADBEEF", "sign": False},
+        "sign=false contradicts gpg_key",
+    ),
+    (
+        "catalog_graph",
+        lambda tmp: {"path": str(GRAPH_INPUT), "package": "boba-fett", "min_edge": "anakin.v0.1.0"},
+        "is a bundle of package anakin, not of boba-fett",
+    ),
+    (
+        "catalog_template",
+        lambda tmp: {
+            "path": _template(tmp, BASIC_TEMPLATE),
+            "add_bundle": {"image": "r.example/b:v1", "name": "other.v1.0.0", "channels": ["alpha"], "package": "other"},
+        },
+        "differs from the template's package kube-green",
+    ),
+    (
+        "catalog_template",
+        lambda tmp: {
+            "path": _template(tmp, BASIC_TEMPLATE),
+            "add_bundle": {"image": "r.example/b:v1", "name": "kube-green.v1.0.0", "channels": ["alpha"], "default_channel": "beta"},
+        },
+        "this one keeps defaultChannel alpha",
+    ),
+    (
+        "catalog_template",
+        lambda tmp: {
+            "path": _template(tmp, SEMVER_TEMPLATE),
+            "template_type": "semver",
+            "add_bundle": {"image": "r.example/b:v1", "channels": ["stable"], "package": "p"},
+        },
+        "add_bundle.package is not supported for semver templates",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, args, message", CONTRADICTIONS, ids=[f"{row[0]}-{i}" for i, row in enumerate(CONTRADICTIONS)])
+def test_a_contradiction_is_refused(run_module, tmp_path, name, args, message):
+    result = run_module(importlib.import_module(MODULES + name), args(tmp_path))
+    assert result.get("failed") and message in result["msg"], result
