@@ -105,7 +105,7 @@ options:
       - Semver template behaviour to reproduce. V(current) is the current opm behaviour (edge-scoped linking across
         channels, package metadata from the newest bundle's CSV). V(v1.46) reproduces opm v1.46 (per-channel
         "inchworm" linking, no package description/icon), which many committed catalogs were rendered with.
-      - Has no effect on basic templates.
+      - V(v1.46) is refused for a basic template (it would have no effect there).
     type: str
     choices: [current, v1.46]
     default: current
@@ -315,6 +315,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_catalog import render_catalog_file
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import SCHEMA_BASIC, detect_template_schema
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
@@ -373,6 +374,8 @@ def execute(module):
             if template is None:
                 raise PublishError("template %s not found" % params["template"])
             template = decode_utf8(template, params["template"])
+            if params["opm_compat"] != "current" and detect_template_schema(template) == SCHEMA_BASIC:
+                raise PublishError(f"opm_compat={params['opm_compat']} only changes semver templates; {params['template']} is a basic template")
             # the values are paths: expand them like type="path" options (the dict itself cannot declare a value type)
             bundle_images = dict((str(k), check_type_path(v)) for k, v in params["bundle_images"].items())
             lookup, state = build_lookup(params["bundle_lookup"], bundle_images=bundle_images,

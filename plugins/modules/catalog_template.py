@@ -121,7 +121,8 @@ options:
     version_added: 0.1.0
   template_type:
     description:
-      - Type of a template created by O(add_bundle) when O(path) does not exist.
+      - Type of a template created by O(add_bundle) when O(path) does not exist. An existing template keeps its own
+        type; V(semver) for an existing basic template is refused.
       - New semver templates get C(GenerateMajorChannels) and C(GenerateMinorChannels) set to V(true), as the
         release pipeline creates them.
     type: str
@@ -131,7 +132,8 @@ options:
   format:
     description:
       - Output format of new and converted templates (C(-o) of C(opm alpha convert-template)). Existing templates
-        keep their format (a file whose content starts with an opening brace is JSON).
+        keep their format (a file whose content starts with an opening brace is JSON); V(json) for an existing YAML
+        template is refused.
     type: str
     choices: [yaml, json]
     default: yaml
@@ -361,6 +363,10 @@ def execute(module):
         if doc is None and (params["remove_bundle"] or params["latest_in_channel"]):
             raise PublishError("template %s not found or empty" % path)
         kind = template_kind(doc) if doc is not None else params["template_type"]
+        if doc is not None and params["template_type"] != "basic" and params["template_type"] != kind:
+            raise PublishError("template_type %s does not apply: %s is a %s template" % (params["template_type"], path, kind))
+        if before is not None and params["format"] != "yaml" and params["format"] != text_format(before):
+            raise PublishError("format %s does not apply: %s exists and keeps its format (%s)" % (params["format"], path, text_format(before)))
         result["template_type"] = kind
         if params["latest_in_channel"]:
             result["latest"] = latest_bundle(doc, kind, params["latest_in_channel"])

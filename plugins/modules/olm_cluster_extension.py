@@ -115,7 +115,9 @@ options:
     default: false
   force_conflicts:
     description:
-      - With V(true) the module's values win over fields another field manager owns.
+      - With V(true) the module's values win over fields of the ClusterExtension another field manager owns.
+      - The installer objects of O(create_service_account=true) (labelled as the module's, named after the extension)
+        are always applied as the module's own, whatever this option says.
     type: bool
     default: false
   registry_auth:

@@ -22,6 +22,7 @@ description:
   - 'Known causes (RV(findings[].cause)): V(ConstraintsNotSatisfiable) (OLM''s resolution message decoded clause by
     clause: which constraint, which bundle), V(UnresolvableSubscriptionInNamespace) (another Subscription of the
     namespace that OLM cannot resolve blocks every install there, since OLM resolves a namespace as a whole),
+    V(NoSubscription) (the package has no Subscription in the namespace - a wrong namespace or name),
     V(OrphanedCSV) (a CSV no Subscription references), V(NoOperatorGroup) (OLM resolves nothing in such a
     namespace), V(InstallPlanCarriesOtherOperators) (a plan waiting for approval that would also install or upgrade
     other operators), V(InstallModeMismatch) (the OperatorGroup does not

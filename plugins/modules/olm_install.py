@@ -53,7 +53,8 @@ options:
   manifests_dir:
     description:
       - Directory on the managed node that contains C(crds.yaml) and C(olm.yaml), for air-gapped clusters (copy
-        them from the release page beforehand). Takes precedence over O(manifests_url).
+        them from the release page beforehand). O(manifests_url) other than its default is refused with it (nothing is
+        downloaded).
     type: path
     version_added: 0.1.0
   catalog_source:
@@ -225,6 +226,9 @@ duration:
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.manifests import DEFAULT_MANIFESTS_URL
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import install
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+
+UNUSED = (Unused(("manifests_url",), lambda p: not p["manifests_dir"], "with manifests_dir (nothing is downloaded)"),)
 
 
 def argspec():
@@ -239,7 +243,7 @@ def argspec():
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), wait=True, supports_check_mode=True)
-    module.run(install)
+    module.run(install, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,9 @@ options:
     elements: dict
     default: []
   status:
-    description: Other top-level status fields to set (each replaces the field of that name).
+    description:
+      - Other top-level status fields to set (each replaces the field of that name, a mapping with the keys it
+        leaves out removed). Fields not named are kept; a null value is refused (the module never removes a field).
     type: dict
     default: {}
   observed_generation:

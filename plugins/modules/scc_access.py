@@ -85,6 +85,7 @@ options:
         C(openshift.io/sa.scc.uid-range), C(supplemental-groups) and C(mcs) annotations), as admission checks them.
         That namespace is the workload's C(metadata.namespace), else O(namespace), else that of the service accounts
         when they are all in one. Without a readable namespace an explicit value counts as outside its range.
+      - With O(state=absent) it needs O(scc) (today's recommendation need not be the SCC granted before).
     type: dict
   fallback:
     description:
@@ -232,7 +233,14 @@ PIN_OPTIONS = {
 }
 
 
-UNUSED = (Unused(("remove_from_scc_lists",), lambda p: p["state"] == "absent", "with state=present (it takes subjects out on revoke)"),)
+UNUSED = (
+    Unused(("remove_from_scc_lists",), lambda p: p["state"] == "absent", "with state=present (it takes subjects out on revoke)"),
+    Unused(
+        ("for_workload",),
+        lambda p: p["state"] == "present" or p["scc"],
+        "with state=absent unless scc is set (today's recommendation need not be the SCC granted before)",
+    ),
+)
 
 
 def argspec():

@@ -530,7 +530,27 @@ def _unpack_failures(snap):
     return findings
 
 
+def _no_subscription(snap):
+    """The package asked about has no Subscription (nor an orphaned CSV) in the namespace: a wrong namespace or name,
+    or it was never subscribed - "no known failure" would mislead."""
+    package = snap.get("package")
+    if not package or any(spec(s).get("name") == package for s in snap["subscriptions"]) or _orphaned_csvs(snap):
+        return []
+    others = sorted(f"{name_of(s)} (package {spec(s).get('name')})" for s in snap["subscriptions"])
+    there = f"its Subscriptions: {', '.join(others)}" if others else "it has no Subscription at all"
+    return [
+        Finding(
+            "NoSubscription",
+            f"namespace {snap['namespace']} has no Subscription of package {package} ({there})",
+            "check the namespace and the package name (olm_operator_info without a namespace lists every Subscription of the cluster), "
+            "or install the operator",
+            sorted(f"Subscription/{name_of(s)}" for s in snap["subscriptions"]) or [f"Namespace/{snap['namespace']}"],
+        )
+    ]
+
+
 CHECKS = (
+    _no_subscription,
     _resolution_failures,
     _blocking_subscriptions,
     _orphaned_csvs,

@@ -27,6 +27,7 @@ from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
+from ansible_collections.kubeforge.operators.plugins.module_utils.mergepatch import merge_patch
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
     CSV_FAILURES,
@@ -178,20 +179,6 @@ def subscription_spec(desired_fields):
     }
     # config: {} is kept: it clears a config set before (subscription_changes); a new Subscription leaves it out
     return {k: v for k, v in fields.items() if v not in (None, "") and (v != {} or k == "config")}
-
-
-def merge_patch(current, wanted):
-    """The JSON merge patch (RFC 7386) that turns ``current`` into ``wanted`` (pure): keys ``wanted`` lacks are
-    set to null, mappings are patched key by key, anything else is replaced."""
-    if not isinstance(current, dict) or not isinstance(wanted, dict):
-        return wanted
-    patch = {key: None for key in current if key not in wanted}
-    for key, value in wanted.items():
-        if key not in current:
-            patch[key] = value
-        elif current[key] != value:
-            patch[key] = merge_patch(current[key], value)
-    return patch
 
 
 def subscription_changes(existing, wanted):

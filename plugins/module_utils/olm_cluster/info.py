@@ -174,6 +174,9 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
             if installed:
                 csv = get_object(client, find_resource(client, "ClusterServiceVersion", OPERATORS_API), installed, namespace)
             plans = list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace)
+        own = (spec(sub).get("source"), spec(sub).get("sourceNamespace")) if sub is not None else None
+        if own and (source, source_namespace) != (None, None) and (source or own[0], source_namespace or own[1]) != own:
+            warnings.append(f"Subscription {metadata(sub).get('name')} uses catalog {own[1]}/{own[0]}: catalog and catalog_namespace are not used")
         manifest = catalogs.package_manifest(pkg, *_catalog_of(sub, source, source_namespace))
         record, more = info.operator_summary(pkg, namespace, sub, csv, plans, manifest)
         result = {"operator": record}

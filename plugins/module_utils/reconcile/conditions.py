@@ -16,6 +16,7 @@ import copy
 import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.mergepatch import merge_patch
 
 STATUSES = ("True", "False", "Unknown")
 # metav1.Condition's validation (k8s.io/apimachinery/pkg/apis/meta/v1/types.go).
@@ -88,6 +89,9 @@ def plan(status, conditions=(), fields=None, generation=None, now=""):
     for reserved in ("conditions", "observedGeneration"):
         if reserved in fields:
             raise StatusError(f"status field {reserved!r} is set by the module (use the conditions and observed_generation options)")
+    nulls = sorted(key for key, value in fields.items() if value is None)
+    if nulls:
+        raise StatusError(f"status field {', '.join(nulls)} is null: the module never removes status fields (a merge patch would)")
     after = copy.deepcopy(status or {})
     after.update(copy.deepcopy(fields))
     if wanted or after.get("conditions"):
@@ -114,5 +118,7 @@ def event_type(condition):
 
 
 def status_patch(before, after):
-    """Merge patch turning status ``before`` into ``after`` (keys ``after`` no longer has are kept: never removed)."""
-    return {key: value for key, value in (after or {}).items() if (before or {}).get(key) != value}
+    """Merge patch turning status ``before`` into ``after``: top-level keys ``after`` no longer has are kept (never
+    removed); a field set to a mapping replaces the old one, so its sub-keys left out are removed."""
+    before = before or {}
+    return {key: merge_patch(before.get(key), value) for key, value in (after or {}).items() if before.get(key) != value}

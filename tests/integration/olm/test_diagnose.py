@@ -39,6 +39,9 @@ def test_orphaned_csv_with_the_support_tarball(run_module, kubeconfig, catalog_n
     installed = run_module("olm_operator", dict(kubeconfig=kubeconfig, namespace=ns, package="kube-demo", catalog=CATALOG, channel="stable", version="0.0.1"))
     assert not installed.get("failed"), installed.get("msg")
     assert diagnose(run_module, kubeconfig, ns, "kube-demo")["findings"] == []  # a healthy install names nothing
+    # a package the namespace has no Subscription of (a typo, another namespace) is named, not "no known failure"
+    (wrong,) = diagnose(run_module, kubeconfig, ns, "kube-dmeo")["findings"]
+    assert wrong["cause"] == "NoSubscription" and "its Subscriptions: kube-demo (package kube-demo)" in wrong["message"], wrong
     custom.delete_namespaced_custom_object(GROUP, V1ALPHA1, ns, "subscriptions", "kube-demo")
 
     dest = tmp_path / "support" / "kube-demo.tar.gz"

@@ -62,8 +62,10 @@ def test_catalog_problems_are_ansible_warnings(run_module, monkeypatch):
 
 def test_catalog_options_choose_the_catalog_of_an_absent_package(run, fake):
     res = run({"namespace": NS, "package": "kube-demo", "catalog": "community", "catalog_namespace": "olm"})
-    # kube-demo is subscribed: the Subscription's catalog wins over the options
+    # kube-demo is subscribed: the Subscription's catalog wins over the options, and the result says so
     assert res["operator"]["catalog"]["catalog_source"] == "demo"
+    warnings = [w["event"]["msg"] if isinstance(w, dict) else w for w in res["warnings"]]
+    assert any("catalog and catalog_namespace are not used" in w for w in warnings), warnings
     fake.objects["Subscription"] = []
     res = run({"namespace": NS, "package": "kube-demo", "catalog": "community", "catalog_namespace": "olm"})
     assert res["operator"]["present"] is False

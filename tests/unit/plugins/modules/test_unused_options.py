@@ -75,6 +75,7 @@ ROWS = [
         "registry_auth has no effect without create_service_account=true",
     ),
     ("olm_operator_info", {"namespace": "ns", "catalog": "c"}, "catalog has no effect without package"),
+    ("olm_install", {"manifests_dir": "olm", "manifests_url": "https://mirror.example/olm"}, "manifests_url has no effect with manifests_dir"),
     ("olm_cluster_catalog_info", {"package": "p", "contents": False}, "package has no effect with contents=false"),
     (
         "olm_catalog_source",
@@ -146,6 +147,26 @@ def _template(tmp_path, text):
 
 # Contradictions the rules cannot express (they need a file read, or a value's form): refused by the module's core.
 CONTRADICTIONS = [
+    (
+        "scc_access",
+        lambda tmp: {"state": "absent", "service_accounts": ["ns/sa"], "for_workload": {"kind": "Pod", "spec": {"containers": [{"name": "c"}]}}},
+        "for_workload has no effect with state=absent unless scc is set",
+    ),
+    (
+        "catalog_template",
+        lambda tmp: {"path": _template(tmp, BASIC_TEMPLATE), "template_type": "semver", "latest_in_channel": "alpha"},
+        "template_type semver does not apply",
+    ),
+    (
+        "catalog_template",
+        lambda tmp: {"path": _template(tmp, BASIC_TEMPLATE), "format": "json", "remove_bundle": ["kube-green.v0.0.1"]},
+        "format json does not apply",
+    ),
+    (
+        "catalog_render",
+        lambda tmp: {"template": _template(tmp, BASIC_TEMPLATE), "dest": str(tmp / "out"), "opm_compat": "v1.46"},
+        "opm_compat=v1.46 only changes semver templates",
+    ),
     ("catalog_validate", lambda tmp: {"path": "fbc", "community_checks": True, "ocp_version": "4.20"}, "ocp_version must look like vX.Y"),
     (
         "catalog_release",

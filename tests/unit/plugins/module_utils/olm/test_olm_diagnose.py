@@ -158,6 +158,7 @@ SCC_EVENT = {
 SNAPSHOTS = [
     ("healthy", HEALTHY, []),
     ("orphaned CSV", broken(subscriptions=[], csvs=[csv("kube-demo.v0.0.1")]), ["OrphanedCSV"]),
+    ("no Subscription of the package (a wrong namespace or name)", broken(subscriptions=[sub("other")], csvs=[]), ["NoSubscription"]),
     (
         "unsatisfiable resolution, written onto every Subscription of the namespace",
         broken(

@@ -45,6 +45,18 @@ def test_plan_sets_fields_generation_and_keeps_unrelated():
     assert c.status_patch(before, after) == {"phase": "new", "conditions": after["conditions"], "observedGeneration": 7}
 
 
+def test_a_mapping_field_replaces_the_old_one_and_nulls_are_refused():
+    """A field set to a mapping replaces the old one (sub-keys left out go: the patch nulls them, as a merge patch of
+    the whole mapping would keep them), so the next run is a no-op; a null would remove a field, which is refused."""
+    before = {"components": {"db": "ready", "cache": "ready"}, "phase": "x"}
+    after = c.plan(before, (), {"components": {"db": "ready"}}, None, T1)
+    assert after["components"] == {"db": "ready"} and after["phase"] == "x"
+    assert c.status_patch(before, after) == {"components": {"cache": None}}
+    assert c.status_patch(after, c.plan(after, (), {"components": {"db": "ready"}}, None, T1)) == {}
+    with pytest.raises(c.StatusError, match="status field phase is null"):
+        c.plan(before, (), {"phase": None}, None, T1)
+
+
 def test_noop_plan_gives_empty_patch():
     before = c.plan({}, [{"type": "Ready", "status": "True", "reason": "Done"}], {"x": 1}, 2, T0)
     again = c.plan(before, [{"type": "Ready", "status": "True", "reason": "Done"}], {"x": 1}, 2, T1)
