@@ -33,12 +33,13 @@ description:
     C(opm render CATALOG -o yaml|json [--migrate-level ...]), to convert it between YAML and JSON, merge a directory
     into one file, split a file into the per-package layout, or migrate its bundles. Big catalog directories written
     to one file are parsed and encoded on every CPU, file by file, without holding the whole catalog in memory.
+  - With O(source_image), a catalog image is rendered the same way, pulled without a container engine.
   - Does not need a Kubernetes cluster and does not use C(kubernetes.core).
 options:
   template:
     description:
       - Path of the catalog template (YAML or JSON; only the first document is read, like opm).
-      - Exactly one of O(template) and O(source) is required.
+      - Exactly one of O(template), O(source) and O(source_image) is required.
     type: path
     version_added: 0.1.0
   source:
@@ -47,6 +48,14 @@ options:
         C(.indexignore)) or a single file, to render instead of a template.
       - O(bundle_lookup), O(bundle_images), O(pull), O(opm_compat) and the registry options do not apply to it.
     type: path
+    version_added: 0.1.0
+  source_image:
+    description:
+      - A catalog (index) image to render instead of a template, like C(opm render <image>) - pulled with the registry
+        options (no container engine), its file-based catalog read from the directory its label
+        C(operators.operatorframework.io.index.configs.v1) names. An image without that label is refused.
+      - Rendered like O(source) (the same outputs, migrations and per-version layouts).
+    type: str
     version_added: 0.1.0
   dest:
     description:
@@ -176,6 +185,12 @@ EXAMPLES = r"""
     dest: build/index.json
     format: json
 
+- name: Unpack a catalog image into the per-package layout (opm render <image>, no container engine)
+  kubeforge.operators.catalog_render:
+    source_image: registry.example.com/catalogs/index:v4.20
+    dest: index/
+    docker_config: ~/.docker/config.json
+
 - name: Migrate a committed catalog to olm.csv.metadata in place of olm.bundle.object
   kubeforge.operators.catalog_render:
     source: catalogs/v4.16/kube-green/catalog.yaml
@@ -252,11 +267,24 @@ renders:
       packages: [kube-green]
       bundles: [kube-green.v0.7.1]
 pulled:
-  description: Bundle images that had to be pulled from registries (always empty with O(source)).
+  description: Bundle images that had to be pulled from registries (always empty with O(source) and O(source_image)).
   returned: always
   type: list
   elements: str
   sample: []
+source_image:
+  description: The catalog image of O(source_image) as pulled.
+  returned: with O(source_image)
+  type: dict
+  contains:
+    ref:
+      description: The image reference.
+      type: str
+      sample: registry.example.com/catalogs/index:v4.20
+    digest:
+      description: The digest of its manifest.
+      type: str
+      sample: sha256:0a1b...
 uid:
   description: Numeric owner of O(dest); Ansible adds these file attributes to every result that names an existing file.
   returned: when O(dest) exists after the run
@@ -302,7 +330,7 @@ import os
 
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup, puller_factory
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup, pulled_catalog, puller_factory
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import (
     catalog_outputs,
     dest_is_directory,
@@ -323,8 +351,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.runner import 
 
 TEMPLATE_ONLY = ("bundle_lookup", "bundle_images", "pull", "opm_compat")
 UNUSED = (
-    Unused(TEMPLATE_ONLY + REGISTRY_OPTION_NAMES, lambda p: p["template"], "with source (they find and pull a template's bundles)"),
-    Unused(REGISTRY_OPTION_NAMES, lambda p: not p["template"] or p["pull"], "with pull=false (nothing is pulled)"),
+    Unused(TEMPLATE_ONLY, lambda p: p["template"], "without template (they find and pull a template's bundles)"),
+    Unused(
+        REGISTRY_OPTION_NAMES,
+        lambda p: p["source_image"] or (p["template"] and p["pull"]),
+        "unless something is pulled (source_image, or template with pull=true)",
+    ),
     Unused(
         ("migrate_level",),
         lambda p: not p["ocp_versions"] or any(v not in (p["migrate_levels"] or {}) for v in p["ocp_versions"]),
@@ -337,6 +369,7 @@ def argspec():
     spec = dict(
         template=dict(type="path"),
         source=dict(type="path"),
+        source_image=dict(type="str"),
         dest=dict(type="path", required=True),
         format=dict(type="str", choices=["yaml", "json"], default="yaml"),
         bundle_lookup=dict(type="list", elements="path", default=[]),
@@ -352,7 +385,15 @@ def argspec():
 
 
 def execute(module):
-    params = module.params
+    if not module.params["source_image"]:
+        return render(module, module.params)
+    with pulled_catalog(module.params) as (path, image):
+        result = render(module, dict(module.params, source=path))
+    result["source_image"] = image
+    return result
+
+
+def render(module, params):
     if params["migrate_levels"] and not params["ocp_versions"]:
         raise PublishError("migrate_levels requires ocp_versions")
     fanout = None
@@ -414,7 +455,8 @@ def render_source_to_file(params, output):
 
 def main():
     module = MaskingAnsibleModule(argument_spec=argspec(), supports_check_mode=True,
-                                  mutually_exclusive=[("template", "source")], required_one_of=[("template", "source")])
+                                  mutually_exclusive=[("template", "source", "source_image")],
+                                  required_one_of=[("template", "source", "source_image")])
     run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=UNUSED)
 
 

@@ -28,6 +28,8 @@ description:
     C(run bundle-upgrade) - the new bundle joins the catalog as a channel entry that replaces the installed CSV,
     and only the InstallPlan of the new CSV is approved. A bundle of the installed version changes nothing; an
     older one fails (OLM does not downgrade).
+  - With O(index_image), the first install serves that index's catalog with the bundle added (dependencies the bundle
+    needs resolve from it), as C(operator-sdk run bundle --index-image) does for a file-based catalog.
   - Approval, waiting and failure detection are those of M(kubeforge.operators.olm_operator) - failures are
     reported with OLM's own reason (ResolutionFailed, a failed InstallPlan or CSV, pods that cannot start) - and a
     plan that also carries other Subscriptions' CSVs is not approved.
@@ -68,22 +70,36 @@ options:
       - With O(state=absent) it may name the package instead of O(package).
     type: str
     version_added: 0.1.0
+  index_image:
+    description:
+      - A catalog (index) image whose catalog the bundle is added to, as C(operator-sdk run bundle --index-image) does
+        for a file-based catalog - so that dependencies the bundle needs resolve from it. The module pulls it (with
+        O(registry_auth), or the credentials of O(pull_secret)), adds the bundle to its channel (replacing the
+        channel's head, or in a new channel) and serves the result with its registry pod; an index that has the bundle
+        already is refused.
+      - Used by the first install; later runs extend the catalog served, which holds the index. The CatalogSource's
+        C(operators.operatorframework.io/index-image) annotation names it, and C(injected-bundles) lists only the
+        bundles the module added.
+      - Only with O(state=present) and O(serve=pod) (refused otherwise).
+    type: str
+    version_added: 0.1.0
   pull_secret:
     description:
       - Name of a C(kubernetes.io/dockerconfigjson) Secret in O(namespace), as operator-sdk's C(--pull-secret-name)
-        - its credentials pull O(bundle_image), and the registry pod (O(serve=pod)) pulls O(opm_image) with it.
-      - Refused where it would have no effect (O(serve=address) without O(bundle_image)), and together with
-        O(registry_auth.docker_config).
+        - its credentials pull O(bundle_image) and O(index_image), and the registry pod (O(serve=pod)) pulls
+        O(opm_image) with it.
+      - Refused where it would have no effect (O(serve=address) or O(state=absent) without O(bundle_image) or
+        O(index_image)), and together with O(registry_auth.docker_config).
     type: str
     version_added: 0.1.0
   registry_auth:
     description:
-      - How the module pulls O(bundle_image) (only with it).
+      - How the module pulls O(bundle_image) and O(index_image) (refused without one of them).
     type: dict
     version_added: 0.1.0
     suboptions:
       username:
-        description: Username for the registry of O(bundle_image).
+        description: Username for the registry of O(bundle_image) and O(index_image).
         type: str
       password:
         description: Password or token for O(registry_auth.username); never logged or returned.
@@ -252,6 +268,13 @@ EXAMPLES = r"""
     pull_secret: registry-credentials
     namespace: memcached-dev
 
+- name: Run an add-on whose dependency comes from an index image (operator-sdk run bundle --index-image)
+  kubeforge.operators.olm_bundle_run:
+    bundle_dir: bundle
+    namespace: my-operator
+    index_image: registry.example.com/catalogs/index:v1
+    pull_secret: registry-credentials
+
 - name: Watch only its own namespace, registry pod from a mirrored opm image
   kubeforge.operators.olm_bundle_run:
     bundle_dir: /srv/bundles/memcached-operator/0.0.2
@@ -313,6 +336,17 @@ catalog_digest:
   description: C(sha256:<hex>) of the served File-Based Catalog (O(serve=pod)); None with O(serve=address).
   returned: state is present
   type: str
+index_image:
+  description: The O(index_image) as pulled (None without it).
+  returned: state is present
+  type: dict
+  contains:
+    ref:
+      description: The image reference.
+      type: str
+    digest:
+      description: The digest of its manifest.
+      type: str
 subscription:
   description: The Subscription after the run.
   returned: state is present
@@ -385,8 +419,14 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.options import
 UNUSED = UNINSTALL_UNUSED + (
     Unused(
         ("pull_secret",),
-        lambda p: p["bundle_image"] or (p["state"] == "present" and p["serve"] == "pod"),
-        "without bundle_image unless state=present and serve=pod (it pulls bundle_image, and the registry pod's image)",
+        lambda p: p["bundle_image"] or p["index_image"] or (p["state"] == "present" and p["serve"] == "pod"),
+        "without bundle_image or index_image unless state=present and serve=pod (it pulls those images, and the registry pod's)",
+    ),
+    Unused(("registry_auth",), lambda p: p["bundle_image"] or p["index_image"], "without bundle_image or index_image (it is how they are pulled)"),
+    Unused(
+        ("index_image",),
+        lambda p: p["state"] == "present" and p["serve"] == "pod",
+        "unless state=present and serve=pod (the module's registry pod serves the index with the bundle added)",
     ),
 )
 
@@ -396,6 +436,7 @@ def argspec():
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
         "bundle_dir": {"type": "path"},
         "bundle_image": {"type": "str"},
+        "index_image": {"type": "str"},
         "pull_secret": {"type": "str", "no_log": False},
         # the registry_auth doc fragment's options without the registry_ prefix (validate_certs is a k8s option too)
         "registry_auth": {
@@ -427,7 +468,6 @@ def main():
             ("serve", "address", ("catalog_address",)),
         ],
         mutually_exclusive=[("bundle_dir", "bundle_image")],
-        required_by={"registry_auth": "bundle_image"},
         supports_check_mode=True,
     )
     module.run(execute, unused=UNUSED)

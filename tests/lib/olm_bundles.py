@@ -69,6 +69,7 @@ RUNNABLE_BUNDLES = {
     ("kube-demo", "0.0.1"): ("example.invalid/kubeforge/kube-demo-operator:v0.0.1", "pause"),
     ("kube-demo", "0.0.2"): ("example.invalid/kubeforge/kube-demo-operator:v0.0.2", "pause"),
     ("kube-crashloop", "0.1.0"): ("example.invalid/kubeforge/crashloop:v1", "crash"),
+    ("kube-demo-addon", "0.1.0"): ("example.invalid/kubeforge/kube-demo-addon-operator:v0.1.0", "pause"),
 }
 
 

@@ -8,8 +8,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import (
     BundleLookup,
@@ -33,6 +36,20 @@ def puller_factory(params):
         from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
         return make_image_puller(**registry_client_kwargs(params))
     return factory
+
+
+@contextlib.contextmanager
+def pulled_catalog(params):
+    """``with pulled_catalog(params) as (path, image):`` the file-based catalog of ``params["source_image"]`` pulled
+    into a temporary directory (removed afterwards) with the registry options, and ``{ref, digest}`` of the image."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_catalog
+
+    directory = tempfile.mkdtemp(prefix="kubeforge-catalog-")
+    try:
+        path, pulled = pull_catalog(params["source_image"], directory, **registry_client_kwargs(params))
+        yield path, {"ref": pulled.ref, "digest": pulled.digest}
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _image_tag_and_name(image):

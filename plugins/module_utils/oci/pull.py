@@ -34,6 +34,7 @@ WHITEOUT_OPAQUE = ".wh..wh..opq"
 BUNDLE_PACKAGE_LABEL = "operators.operatorframework.io.bundle.package.v1"
 BUNDLE_MANIFESTS_LABEL = "operators.operatorframework.io.bundle.manifests.v1"
 BUNDLE_METADATA_LABEL = "operators.operatorframework.io.bundle.metadata.v1"
+CATALOG_CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
 
 
 class PulledImage:
@@ -205,6 +206,22 @@ def pull_bundle(ref, dest_dir=None, client=None, platform=DEFAULT_PLATFORM, **cl
             if os.path.isdir(candidate):
                 root = candidate
     return root
+
+
+def pull_catalog(ref, dest_dir, client=None, platform=DEFAULT_PLATFORM, **client_kwargs):
+    """Pull a catalog (index) image into ``dest_dir``; returns ``(path of its file-based catalog, PulledImage)``.
+
+    The catalog is the directory the ``operators.operatorframework.io.index.configs.v1`` label names, as opm and
+    catalogd read it; an image without the label is refused.
+    """
+    pulled = pull_image(ref, dest_dir, client=client, platform=platform, **client_kwargs)
+    configs = pulled.labels.get(CATALOG_CONFIGS_LABEL)
+    if not configs:
+        raise OCIError(f"image {pulled.ref} is not a catalog image: it has no label {CATALOG_CONFIGS_LABEL}")
+    path = os.path.join(dest_dir, *_clean_name(configs.strip("/"))) if configs.strip("/") else dest_dir
+    if not os.path.isdir(path):
+        raise OCIError(f"image {pulled.ref}: the catalog directory {configs} its label {CATALOG_CONFIGS_LABEL} names is not in the image")
+    return path, pulled
 
 
 def make_image_puller(cache_dir=None, **client_kwargs):

@@ -40,7 +40,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import dumps_json, iter_json
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import channel_head, convert_to_model, validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import API_VERSION as CATALOG_SOURCE_API_VERSION
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import KIND as CATALOG_SOURCE_KIND
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_definition
@@ -214,9 +215,27 @@ def new_catalog(blobs, channel):
     return cfg
 
 
-def plan_catalog(existing, bundle, kind, installed_name=None):
-    """The catalog to serve for ``bundle`` (``kind`` from ``relation``): a fresh one for a first install, else
-    ``existing`` (what is served now, or None) with the bundle added, replacing the installed CSV on an upgrade."""
+def catalog_with_index(index, bundle):
+    """``index`` (the DeclarativeConfig of an index image) with ``bundle`` added as operator-sdk's ``--index-image``
+    adds it: an entry of its channel that replaces the channel's head (a new channel otherwise). An index that has
+    the bundle already is refused, as operator-sdk asks (pure)."""
+    if any(b.get("name") == bundle.name for b in index.bundles):
+        raise BundleRunError(f"the index image already has bundle {bundle.name}: run a bundle it does not have")
+    head = None
+    if any(c.get("package") == bundle.package and c.get("name") == bundle.channel for c in index.channels):
+        try:
+            head = channel_head(convert_to_model(index, validate=False), bundle.package, bundle.channel)
+        except FBCError as exc:
+            raise BundleRunError(f"the index image's channel {bundle.channel} of {bundle.package} has no single head: {exc}") from exc
+    return catalog_with_bundle(index, bundle.blob, bundle.channel, head)
+
+
+def plan_catalog(existing, bundle, kind, installed_name=None, index=None):
+    """The catalog to serve for ``bundle`` (``kind`` from ``relation``): for a first install a fresh one, or the
+    ``index`` with the bundle added; else ``existing`` (what is served now, or None) with the bundle added, replacing
+    the installed CSV on an upgrade."""
+    if (kind == INSTALL or (existing is None and kind == SAME)) and index is not None:
+        return catalog_with_index(index, bundle)
     if kind == INSTALL or (existing is None and kind == SAME):
         return new_catalog([bundle.blob], bundle.channel)
     return catalog_with_bundle(existing, bundle.blob, bundle.channel, installed_name if kind == UPGRADE else None)
@@ -274,16 +293,19 @@ def chunk_documents(documents, limit=CONFIGMAP_DATA_LIMIT):
     return chunks
 
 
-def injected_bundles(cfg=None, previous=None, bundle=None):
+def injected_bundles(cfg=None, previous=None, bundle=None, only=None):
     """operator-sdk's ``injected-bundles`` annotation: ``[{"name": csv, "version": v}]``, JSON.
 
-    From the catalog's bundles (pod mode), or the previous annotation plus ``bundle`` (address mode, where the
-    module does not know what else the catalog serves). Entries name CSVs (bundle directories have no image), and
-    carry ``image`` for a bundle run from an image.
+    From the catalog's bundles (pod mode; ``only``: the names to list, for a catalog that holds an index image's
+    bundles too), or the previous annotation plus ``bundle`` (address mode, where the module does not know what else
+    the catalog serves). Entries name CSVs (bundle directories have no image), and carry ``image`` for a bundle run
+    from an image.
     """
     items = []
     if cfg is not None:
         for blob in sorted(cfg.bundles, key=lambda b: b.get("name") or ""):
+            if only is not None and blob.get("name") not in only:
+                continue
             version = next((p["value"].get("version") for p in blob.get("properties") or [] if p.get("type") == "olm.package"), None)
             item = {"name": blob.get("name"), "version": version}
             if blob.get("image"):

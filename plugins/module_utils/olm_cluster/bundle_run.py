@@ -17,11 +17,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import json
 import os
 import shutil
 import tempfile
 import time
+from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
     create_object,
@@ -159,11 +162,20 @@ def serve_address(cluster, params, bundle, catalog, source, ns_exists, check_mod
     return dict(served, changed=bool(changed or served["removed"]), before=before, after=after)
 
 
-def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns_exists, check_mode, deadline):
-    """Serve the catalog from ConfigMaps and a registry pod; point the CatalogSource at the pod once it is Ready."""
+def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns_exists, check_mode, deadline, index=None):
+    """Serve the catalog from ConfigMaps and a registry pod; point the CatalogSource at the pod once it is Ready.
+    ``index``: an ``Index`` the first install adds the bundle to (later runs extend the catalog served, which holds it)."""
     ns = params["namespace"]
     existing = read_served_catalog(cluster, ns, catalog, source) if source is not None and kind != core.INSTALL else None
-    cfg = core.plan_catalog(existing, bundle, kind, installed_name)
+    cfg = core.plan_catalog(existing, bundle, kind, installed_name, index.cfg if index is not None else None)
+    previous = _annotations(source) if source is not None and kind != core.INSTALL else {}
+    # a catalog built on an index image lists as injected only the bundles this module added, as operator-sdk does
+    index_ref = index.ref if index is not None else previous.get(core.ANNOTATION_INDEX_IMAGE)
+    if index_ref in (None, params["opm_image"]):
+        index_ref, injected = None, core.injected_bundles(cfg)
+    else:
+        names = {item.get("name") for item in json.loads(previous.get(core.ANNOTATION_INJECTED_BUNDLES) or "[]") if isinstance(item, dict)}
+        injected = core.injected_bundles(cfg, only=names | {bundle.name})
     documents = core.fbc_documents(cfg)
     digest = core.catalog_digest(documents)
     owner = core.owner_reference(source) if source is not None else None
@@ -174,8 +186,8 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
     )
     pod_name = name_of(pod)
     annotations = {
-        core.ANNOTATION_INDEX_IMAGE: params["opm_image"],
-        core.ANNOTATION_INJECTED_BUNDLES: core.injected_bundles(cfg),
+        core.ANNOTATION_INDEX_IMAGE: index_ref or params["opm_image"],
+        core.ANNOTATION_INJECTED_BUNDLES: injected,
         core.ANNOTATION_REGISTRY_POD: pod_name,
         core.ANNOTATION_DIGEST: digest,
     }
@@ -244,7 +256,11 @@ def predict_install(cluster, params, ns_exists):
     }
 
 
-def present(module, bundle_dir, image=None):
+# An index image pulled for --index-image: its reference, digest and DeclarativeConfig.
+Index = namedtuple("Index", ["ref", "digest", "cfg"])
+
+
+def present(module, bundle_dir, image=None, index=None):
     p = module.params
     check_mode = module.check_mode
     started = time.monotonic()
@@ -256,7 +272,7 @@ def present(module, bundle_dir, image=None):
     ns = p["namespace"]
     catalog = core.catalog_name(bundle.package)
     cluster = Cluster(module.client)
-    if p.get("pull_secret") and image is None:  # (a bundle image was pulled with it: already checked)
+    if p.get("pull_secret") and image is None and index is None:  # (an image pulled with it: already checked)
         pull_secret_data(cluster, ns, p["pull_secret"])
 
     ns_exists = cluster.get("Namespace", ns, None, "v1") is not None
@@ -280,7 +296,7 @@ def present(module, bundle_dir, image=None):
     if serve == SERVE_ADDRESS:
         served = serve_address(cluster, p, bundle, catalog, source, ns_exists, check_mode)
     else:
-        served = serve_pod(cluster, p, bundle, catalog, source, kind, installed_name if installed else None, ns_exists, check_mode, deadline)
+        served = serve_pod(cluster, p, bundle, catalog, source, kind, installed_name if installed else None, ns_exists, check_mode, deadline, index)
 
     params = {
         "namespace": ns,
@@ -313,6 +329,7 @@ def present(module, bundle_dir, image=None):
         config_maps=served["config_maps"],
         catalog_digest=served["digest"],
         removed=served["removed"],
+        index_image={"ref": index.ref, "digest": index.digest} if index is not None else None,
         duration=round(time.monotonic() - started, 3),
     )
     if module._diff:
@@ -387,9 +404,12 @@ def pull_secret_config(cluster, namespace, name, directory):
     return path
 
 
-def pulled_bundle(module, directory):
-    """Pull and unpack ``bundle_image`` below ``directory`` (with ``registry_auth``, or the credentials of
-    ``pull_secret``); the bundle directory's path."""
+def registry_kwargs(module, directory):
+    """The registry client's keyword arguments for the images the module pulls: ``registry_auth``, or the credentials
+    of ``pull_secret`` (written into ``directory``)."""
+    # The registry client is imported on use: most runs install a bundle directory.
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+
     p = module.params
     auth = dict(p.get("registry_auth") or {})
     options = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in auth.items() if v is not None)
@@ -397,26 +417,38 @@ def pulled_bundle(module, directory):
         if options.get("docker_config"):
             raise core.BundleRunError("pull_secret and registry_auth.docker_config both give registry credentials: set one")
         options["docker_config"] = pull_secret_config(Cluster(module.client), p["namespace"], p["pull_secret"], directory)
-    # The registry client is imported on use: most runs install a bundle directory.
-    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+    return registry_client_kwargs(options)
+
+
+def pulled_bundle(kwargs, image, directory):
+    """Pull and unpack bundle ``image`` below ``directory``; the bundle directory's path."""
     from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import make_image_puller
 
-    puller = make_image_puller(cache_dir=directory, **registry_client_kwargs(options))
-    return puller(p["bundle_image"])
+    return make_image_puller(cache_dir=directory, **kwargs)(image)
+
+
+def pulled_index(kwargs, image, directory):
+    """Pull ``index_image`` into ``directory``; ``Index`` of its file-based catalog (as opm renders it)."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_catalog
+
+    path, pulled = pull_catalog(image, os.path.join(directory, "index"), **kwargs)
+    return Index(pulled.ref, pulled.digest, load_fs(path))
 
 
 def execute(module):
     """Entry point of the olm_bundle_run module."""
     p = module.params
-    if not p.get("bundle_image"):
+    if not p.get("bundle_image") and not p.get("index_image"):
         if p["state"] == "absent":
             return absent(module, p.get("bundle_dir"))
         return present(module, p["bundle_dir"])
     directory = tempfile.mkdtemp(prefix="kubeforge-bundle-run-")
     try:
-        bundle_dir = pulled_bundle(module, directory)
+        kwargs = registry_kwargs(module, directory)
+        bundle_dir = pulled_bundle(kwargs, p["bundle_image"], directory) if p.get("bundle_image") else p["bundle_dir"]
         if p["state"] == "absent":
             return absent(module, bundle_dir)
-        return present(module, bundle_dir, p["bundle_image"])
+        index = pulled_index(kwargs, p["index_image"], directory) if p.get("index_image") else None
+        return present(module, bundle_dir, p.get("bundle_image"), index)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

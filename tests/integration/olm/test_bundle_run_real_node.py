@@ -1,7 +1,8 @@
 """olm_bundle_run's pod mode for real, on the testbed's real node: the catalog in ConfigMaps, a registry pod running
 the testbed's opm image, the CatalogSource pointing at the pod's IP, OLM installing from it; then bundle-upgrade
-(a new registry pod) and cleanup. kube-demo's bundles run the testbed's pause image as their operator, so the
-operator's pod really starts. Every pod of the namespace runs on the real node (its node selector)."""
+(a new registry pod) and cleanup; a bundle added to an index image that holds its dependency. kube-demo's bundles
+run the testbed's pause image as their operator, so the operator's pod really starts. Every pod of the namespace
+runs on the real node (its node selector)."""
 
 import base64
 import json
@@ -106,3 +107,49 @@ def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, re
     assert not removed.get("failed"), removed["msg"]
     assert removed["removed"]["catalog_source"] == CATALOG and removed["removed"]["csv"] == "kube-demo.v0.0.2"
     poll_until(lambda: registry_pods(api, ns), 60, 0.5, "the registry pod to go with its CatalogSource", until=lambda left: not left)
+
+
+def test_a_bundle_added_to_an_index_image_resolves_its_dependency_from_it(run_module, kubeconfig, real_node_namespace, real_node, api, tmp_path, testbed):
+    """operator-sdk run bundle --index-image: kube-demo-addon needs kube-demo (an olm.gvk dependency) that only the
+    index image has. The module pulls the index from the authenticated registry, adds the bundle and serves both;
+    OLM installs the add-on and, from the same catalog, kube-demo."""
+    ns, opm = real_node_namespace, real_node["images"]["opm"]
+    registry = testbed.state["registry"]
+    with open(registry["password_file"], encoding="utf-8") as handle:
+        password = handle.read().strip()
+    auth = {"registry_username": registry["username"], "registry_password": password, "ca_file": registry["ca_file"]}
+    kube_demo = write_runnable_bundle(tmp_path / "kube-demo", "kube-demo", "0.0.1", real_node["images"])
+    addon = write_runnable_bundle(tmp_path / "addon", "kube-demo-addon", "0.1.0", real_node["images"])
+    # the index: a catalog of kube-demo alone (its bundle image pushed: OLM unpacks a bundle named by image), rendered
+    # from its bundle directory and built into an image
+    bundle_ref = pushed_bundle_image(run_module, registry, password, kube_demo, "0.0.1")
+    template = {
+        "schema": "olm.template.basic",
+        "entries": [
+            {"schema": "olm.package", "name": "kube-demo", "defaultChannel": "stable"},
+            {"schema": "olm.channel", "package": "kube-demo", "name": "stable", "entries": [{"name": "kube-demo.v0.0.1"}]},
+            {"schema": "olm.bundle", "image": bundle_ref},
+        ],
+    }
+    (tmp_path / "template.json").write_text(json.dumps(template))
+    fbc = tmp_path / "index" / "catalog"
+    rendered = run_module(
+        "catalog_render", {"template": str(tmp_path / "template.json"), "dest": f"{fbc}/", "bundle_images": {bundle_ref: str(kube_demo)}, "pull": False}
+    )
+    assert not rendered.get("failed"), rendered
+    index_ref = f"{registry['host']}/kubeforge/bundle-run/index:v1"
+    built = run_module("catalog_image", dict(auth, path=str(fbc), image=index_ref, push=True))
+    assert not built.get("failed"), built
+
+    registry_auth = {"username": registry["username"], "password": password, "ca_file": registry["ca_file"]}
+    result = run(run_module, kubeconfig, ns, opm, bundle_dir=str(addon), index_image=index_ref, registry_auth=registry_auth)
+    assert not result.get("failed"), result["msg"]
+    assert result["installed_csv"] == "kube-demo-addon.v0.1.0" and result["phase"] == "Succeeded", result
+    assert result["index_image"]["ref"] == index_ref and result["index_image"]["digest"].startswith("sha256:"), result
+    annotations = result["catalog_source"]["metadata"]["annotations"]
+    assert annotations[core.ANNOTATION_INDEX_IMAGE] == index_ref
+    assert json.loads(annotations[core.ANNOTATION_INJECTED_BUNDLES]) == [{"name": "kube-demo-addon.v0.1.0", "version": "0.1.0"}]
+    csvs = client.CustomObjectsApi(api).list_namespaced_custom_object("operators.coreos.com", "v1alpha1", ns, "clusterserviceversions")["items"]
+    phases = {c["metadata"]["name"]: (c.get("status") or {}).get("phase") for c in csvs}
+    assert phases.get("kube-demo.v0.0.1") == "Succeeded", phases  # the dependency, from the index
+    assert run(run_module, kubeconfig, ns, opm, bundle_dir=str(addon), index_image=index_ref, registry_auth=registry_auth)["changed"] is False

@@ -41,7 +41,29 @@ def catalog_images(testbed, real_node, tmp_path_factory):
         result = run_module_subprocess(tmp_path_factory.mktemp("build"), "catalog_image", args)
         assert not result.get("failed"), result
         images[name] = ref
+    images["fbc"] = fbc  # what the images hold
+    images["pull_args"] = {"registry_username": registry["username"], "registry_password": password, "ca_file": registry["ca_file"]}
     return images
+
+
+def test_a_catalog_image_renders_like_the_catalog_it_holds(run_module, tmp_path, catalog_images):
+    """catalog_render source_image (opm render <image>): the image's catalog, pulled from the authenticated registry
+    without a container engine, renders byte for byte like the directory it was built from - on the scratch base
+    (nothing but the catalog) and on the opm base (the catalog under /configs among opm's files)."""
+    from_dir = run_module("catalog_render", {"source": str(catalog_images["fbc"]), "dest": str(tmp_path / "dir.yaml")})
+    assert not from_dir.get("failed"), from_dir
+    expected = (tmp_path / "dir.yaml").read_bytes()
+    for name in ("scratch", "opm-base"):
+        dest = tmp_path / f"{name}.yaml"
+        result = run_module("catalog_render", dict(catalog_images["pull_args"], source_image=catalog_images[name], dest=str(dest)))
+        assert not result.get("failed"), result
+        assert dest.read_bytes() == expected, name
+        assert result["source_image"]["ref"] == catalog_images[name] and result["source_image"]["digest"].startswith("sha256:"), result
+        assert result["packages"] == from_dir["packages"] and result["pulled"] == []
+    refused = run_module(
+        "catalog_render", {"source_image": catalog_images["scratch"], "dest": str(tmp_path / "x.yaml"), "ca_file": catalog_images["pull_args"]["ca_file"]}
+    )
+    assert refused.get("failed") and refused.get("status") == 401, refused  # the registry wants credentials
 
 
 def catalog_source(run_module, kubeconfig, namespace, image, real_node, **pod_config):

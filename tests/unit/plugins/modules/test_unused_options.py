@@ -23,8 +23,12 @@ ROWS = [
         {"path": "fbc", "image": "r.example/c:v1", "base_image": "other.example/opm:v1", "registry_username": "me"},
         "registry_username has no effect without push=true unless base_image is on the registry of image",
     ),
-    ("catalog_render", {"source": "fbc", "dest": "out", "bundle_lookup": ["b"], "opm_compat": "v1.46"}, "bundle_lookup, opm_compat have no effect with source"),
-    ("catalog_render", {"template": "t.yaml", "dest": "out", "pull": False, "ca_file": "ca.crt"}, "ca_file has no effect with pull=false"),
+    (
+        "catalog_render",
+        {"source": "fbc", "dest": "out", "bundle_lookup": ["b"], "opm_compat": "v1.46"},
+        "bundle_lookup, opm_compat have no effect without template",
+    ),
+    ("catalog_render", {"template": "t.yaml", "dest": "out", "pull": False, "ca_file": "ca.crt"}, "ca_file has no effect unless something is pulled"),
     (
         "catalog_render",
         {"template": "t.yaml", "dest": "out", "ocp_versions": ["v4.16"], "migrate_levels": {"v4.16": "none"}, "migrate_level": "all"},
@@ -59,6 +63,12 @@ ROWS = [
     ),
     ("olm_bundle_run", {"namespace": "ns", "bundle_dir": "b", "delete_crds_and_data": True}, "delete_crds_and_data has no effect with state=present"),
     ("olm_bundle_run", {"namespace": "ns", "bundle_dir": "b", "state": "absent", "pull_secret": "creds"}, "pull_secret has no effect without bundle_image"),
+    ("olm_bundle_run", {"namespace": "ns", "bundle_dir": "b", "registry_auth": {"ca_file": "ca.crt"}}, "registry_auth has no effect without bundle_image"),
+    (
+        "olm_bundle_run",
+        {"namespace": "ns", "bundle_dir": "b", "serve": "address", "catalog_address": "a:1", "index_image": "r.example/index:v1"},
+        "index_image has no effect unless state=present and serve=pod",
+    ),
     (
         "olm_bundle_run",
         {"namespace": "ns", "bundle_dir": "b", "serve": "address", "catalog_address": "a:1", "pull_secret": "creds"},
@@ -121,7 +131,7 @@ def test_a_default_written_out_is_not_refused():
     defaults = {"timeout": 60, "validate_certs": True, "lookup": None, "push": False}
     params = {"timeout": 60, "validate_certs": True, "lookup": [], "push": False}
     assert unused_options(params, [rule], defaults) == []
-    assert [named for named, _ in unused_options(dict(params, validate_certs=False, lookup=["x"]), [rule], defaults)] == [["validate_certs", "lookup"]]
+    assert [found[0] for found in unused_options(dict(params, validate_certs=False, lookup=["x"]), [rule], defaults)] == [["validate_certs", "lookup"]]
     assert given({"x": False}, "x", {"x": None}) is True  # false is a choice where the default is None
 
 

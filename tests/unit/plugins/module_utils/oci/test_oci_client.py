@@ -20,11 +20,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import (
     AuthenticationError,
     DigestMismatchError,
+    OCIError,
     PlatformNotFoundError,
     RegistryConnectionError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_catalog_image, push_image
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_image
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_catalog_image, build_directory_image, push_image
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import CATALOG_CONFIGS_LABEL, pull_catalog, pull_image
 
 USER, PASSWORD = "alice", "Wonderland-Pa55"
 
@@ -190,6 +191,18 @@ def test_bearer_flow_push_pull(fake, fbc, tmp_path):
     assert pulled.digest == image.digest
     assert (tmp_path / "out" / "configs" / "pkg" / "catalog.yaml").read_text() == "schema: olm.package\nname: pkg\n"
     assert fake.leaked_auth == []  # Authorization is not forwarded on redirects
+
+
+def test_pull_catalog_reads_the_directory_its_label_names_and_refuses_other_images(fake, fbc, tmp_path):
+    client = _client(fake)
+    ref = "%s/team/catalog:v1" % fake.host
+    push_image(client, ref, build_catalog_image(fbc))
+    path, pulled = pull_catalog(ref, str(tmp_path / "catalog"), client=client)
+    assert path == str(tmp_path / "catalog" / "configs") and pulled.labels[CATALOG_CONFIGS_LABEL] == "/configs"
+    plain = "%s/team/plain:v1" % fake.host  # the same files without the label: not a catalog image
+    push_image(client, plain, build_directory_image(fbc, "/configs"))
+    with pytest.raises(OCIError, match="is not a catalog image: it has no label operators.operatorframework.io.index.configs.v1"):
+        pull_catalog(plain, str(tmp_path / "plain"), client=client)
 
 
 def test_cross_repo_mount_with_bearer(fake, fbc):

@@ -156,6 +156,22 @@ def test_chunks_never_split_a_document_and_stay_under_the_limit():
     assert len(core.chunk_documents(["\u00e9" * 30, "\u00e9" * 30], limit=100)) == 2
 
 
+def test_an_index_gets_the_bundle_replacing_its_channel_head():
+    """--index-image: the index's catalog (here one with kube-demo 0.0.1) plus the bundle, which replaces the head of
+    its channel; only that bundle counts as injected; an index that has the bundle already is refused."""
+    index = catalog_for_bundle_dirs([V1])
+    cfg = core.plan_catalog(None, core.read_bundle(V2), core.INSTALL, index=index)
+    assert [(c["name"], c["entries"]) for c in cfg.channels] == [
+        ("stable", [{"name": "kube-demo.v0.0.1"}, {"name": "kube-demo.v0.0.2", "replaces": "kube-demo.v0.0.1"}])
+    ]
+    assert index.channels[0]["entries"] == [{"name": "kube-demo.v0.0.1"}], "the index itself is not changed"
+    assert json.loads(core.injected_bundles(cfg, only={"kube-demo.v0.0.2"})) == [{"name": "kube-demo.v0.0.2", "version": "0.0.2"}]
+    alpha = core.plan_catalog(None, core.read_bundle(V2, channel="alpha"), core.INSTALL, index=index)
+    assert [(c["name"], c["entries"]) for c in alpha.channels][-1] == ("alpha", [{"name": "kube-demo.v0.0.2"}])  # a new channel
+    with pytest.raises(core.BundleRunError, match="the index image already has bundle kube-demo.v0.0.1"):
+        core.plan_catalog(None, core.read_bundle(V1), core.INSTALL, index=index)
+
+
 def test_injected_bundles_annotation():
     assert json.loads(core.injected_bundles(catalog_for_bundle_dirs([V1, V2]))) == [
         {"name": "kube-demo.v0.0.1", "version": "0.0.1"},
