@@ -82,7 +82,9 @@ options:
       - V(halt) leaves the DaemonSet with C(maxUnavailable=1) and the new template, one node running the failing
         revision, and fails (RV(phase=halted)); a later run with a fixed template starts a new rollout.
       - V(rollback) applies the previous revision's template again, waits for it on every node, restores the
-        strategy and fails (RV(phase=rolledback)).
+        strategy and fails (RV(phase=rolledback)). A rollback (or an O(undo)) whose pods do not come up either -
+        they crash-loop O(crash_restarts) times, or it is not complete within O(rollout_timeout) - fails with
+        C(RollbackStuck) and stays in phase C(rollingback).
     type: str
     choices: [halt, rollback]
     default: halt

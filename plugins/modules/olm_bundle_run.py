@@ -159,6 +159,8 @@ options:
       - Image of the registry pod, with O(serve=pod). It must contain C(/bin/opm) (run as C(opm serve)) and
         C(/bin/grpc_health_probe) (the readiness probe), as the upstream C(quay.io/operator-framework/opm) images
         do. The default is the opm release the collection is tested with; pin it by digest in production.
+      - Refused with O(serve=address) (other than its default), like O(image_pull_policy) and
+        O(security_context_config): they configure the module's registry pod.
     type: str
     default: quay.io/operator-framework/opm:v1.73.0
   image_pull_policy:
@@ -423,6 +425,11 @@ UNUSED = UNINSTALL_UNUSED + (
         "without bundle_image or index_image unless state=present and serve=pod (it pulls those images, and the registry pod's)",
     ),
     Unused(("registry_auth",), lambda p: p["bundle_image"] or p["index_image"], "without bundle_image or index_image (it is how they are pulled)"),
+    Unused(
+        ("opm_image", "image_pull_policy", "security_context_config"),
+        lambda p: p["serve"] == "pod",
+        "with serve=address (they configure the module's registry pod)",
+    ),
     Unused(
         ("index_image",),
         lambda p: p["state"] == "present" and p["serve"] == "pod",

@@ -67,7 +67,7 @@ options:
   fail_on_violations:
     description:
       - Refuse a change that running pods violate (checked with a server-side dry run first); the labels stay as
-        they were and the pods are returned in RV(violations).
+        they were and the pods are returned in RV(violations). Check mode refuses it the same way.
     type: bool
     default: false
 extends_documentation_fragment:

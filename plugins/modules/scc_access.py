@@ -91,7 +91,9 @@ options:
     description:
       - What to do on a cluster that is not OpenShift. V(none) fails (or, when only an SCC CRD is installed, stores
         the grant with a warning); V(pod_security) sets the namespace's Pod Security C(enforce) level that admits
-        what the SCC admits (V(baseline) for C(anyuid), V(privileged) for C(privileged)).
+        what the SCC admits (V(baseline) for C(anyuid), V(privileged) for C(privileged)); a level the namespace has
+        that admits more is kept (the level is shared by every workload there). O(state=absent) restores the labels
+        the namespace had before the first change.
     type: str
     choices: [none, pod_security]
     default: none

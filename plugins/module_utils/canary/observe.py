@@ -66,11 +66,14 @@ def _crashed(container):
 def pod_state(pod):
     """Node, readiness, revision hash, restarts and the first waiting reason of one pod."""
     meta, spec, status = _metadata(pod), pod.get("spec") or {}, pod.get("status") or {}
-    ready, ready_since = False, None
+    ready, ready_since, unscheduled = False, None, None
     for condition in status.get("conditions") or []:
         if condition.get("type") == "Ready":
             ready = condition.get("status") == "True"
             ready_since = parse_time(condition.get("lastTransitionTime"))
+        elif condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            # the scheduler's reason, so that a timeout names it (a node may free up: not a failure by itself)
+            unscheduled = f"{condition.get('reason') or 'Unschedulable'}: {(condition.get('message') or '')[:200]}"
     containers = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
     restarts = max([_int(c.get("restartCount")) for c in containers] or [0])
     waiting = None
@@ -79,6 +82,7 @@ def pod_state(pod):
         if reason:
             waiting = reason
             break
+    waiting = waiting or unscheduled
     return PodState(
         name=meta.get("name"),
         node=spec.get("nodeName"),

@@ -405,7 +405,7 @@ def next_step(desired, observed):
     now = observed.now
 
     if desired.undo:
-        return _undo(observed, phase)
+        return _undo(desired, observed, phase)
     if phase == ROLLED_BACK and matches and annotations.get(TARGET) != target:
         # The template the rollback restored: in place, nothing to do. The record of the failed template stays, so
         # asking for that one again is refused rather than retried.
@@ -424,7 +424,7 @@ def next_step(desired, observed):
             phase=ROLLED_BACK,
         )
     if phase == ROLLING_BACK:
-        return _rolling_back(observed)
+        return _rolling_back(desired, observed)
     if phase not in PHASES:
         return Action(FAIL, f"unknown {PHASE} annotation {phase!r} on DaemonSet {ds.name}", "UnknownPhase", phase=phase)
     if not matches:
@@ -529,9 +529,26 @@ def _rollback(desired, observed, message):
     return Action(PATCH, text, "CanaryFailed", patch=patch, event=Event("Warning", "CanaryRollingBack", text), phase=ROLLING_BACK)
 
 
-def _rolling_back(observed):
+def _rollback_stuck(desired, observed):
+    """The rollback cannot end by itself: a pod of the previous revision crash-loops, or rollout_timeout has passed
+    since it began (a FAIL: the DaemonSet stays as it is, in phase rollingback)."""
+    crash = _crash(desired, observed)
+    elapsed = _elapsed(observed.daemonset, observed.now)
+    if crash:
+        why = crash
+    elif desired.rollout_timeout is not None and elapsed is not None and elapsed > desired.rollout_timeout:
+        why = f"not complete within rollout_timeout {desired.rollout_timeout}s ({progress(observed)})"
+    else:
+        return None
+    return Action(FAIL, f"the rollback to the previous revision does not come up: {why}", "RollbackStuck", phase=ROLLING_BACK)
+
+
+def _rolling_back(desired, observed):
     ds = observed.daemonset
     if not rollout_complete(ds):
+        stuck = _rollback_stuck(desired, observed)
+        if stuck is not None:
+            return stuck
         return Action(WAIT, f"the rollback to the previous revision ({progress(observed)})", "RollingBack", phase=ROLLING_BACK)
     failure = (ds.annotations or {}).get(FAILURE) or "no reason recorded"
     annotations = _phase_annotations(ROLLED_BACK, None)
@@ -540,7 +557,7 @@ def _rolling_back(observed):
     return Action(PATCH, text, "CanaryRolledBack", patch=patch, event=Event("Warning", "CanaryRolledBack", text), phase=ROLLED_BACK)
 
 
-def _undo(observed, phase):
+def _undo(desired, observed, phase):
     """Undo on request: roll a rollout in progress (or halted) back to the previous revision, then restore the
     strategy and remove every annotation of the rollout, so the DaemonSet is as before it started."""
     ds = observed.daemonset
@@ -552,7 +569,9 @@ def _undo(observed, phase):
         return Action(PATCH, text, "CanaryUndone", patch=patch, event=Event("Normal", "CanaryUndone", text), phase=None)
     if phase == ROLLING_BACK:
         if not rollout_complete(ds):
-            return Action(WAIT, f"the rollback to the previous revision ({progress(observed)})", "RollingBack", phase=ROLLING_BACK)
+            return _rollback_stuck(desired, observed) or Action(
+                WAIT, f"the rollback to the previous revision ({progress(observed)})", "RollingBack", phase=ROLLING_BACK
+            )
         text = f"rolled back to the previous revision on request and restored the update strategy ({progress(observed)})"
         patch = json_patch(ds, strategy=original_strategy(ds), remove=ANNOTATIONS)
         return Action(PATCH, text, "CanaryUndone", patch=patch, event=Event("Normal", "CanaryUndone", text), phase=None)

@@ -253,6 +253,17 @@ def _termination_message(container):
     return ""
 
 
+def registry_pod_unscheduled(pods):
+    """``"pod X is not scheduled: <the scheduler's message>"`` for the first registry pod the scheduler cannot place
+    (a node may free up, so it is reported with a timeout, not failed on), or None (pure)."""
+    for pod in pods:
+        for cond in (pod.get("status") or {}).get("conditions") or ():
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                name = (pod.get("metadata") or {}).get("name")
+                return f"registry pod {name} is not scheduled ({cond.get('reason')}): {excerpt(cond.get('message') or '')}"
+    return None
+
+
 def registry_pod_problem(pods):
     """``(reason, message)`` for the first registry pod of an image catalog that will not serve by itself (a crash
     loop, an image that cannot be pulled, a container that cannot be created), or None. The message carries the

@@ -293,6 +293,12 @@ def present(module, bundle_dir, image=None, index=None):
     installed_name = name_of(installed) if installed else None
     kind = core.relation(csv_version(installed) if installed else None, bundle)
 
+    if kind == core.UPGRADE and not p["wait"] and not check_mode:
+        # refused before anything is served: olm_operator's rule (the upgrade is an InstallPlan approved while waiting)
+        raise core.BundleRunError(
+            f"an upgrade of {installed_name} to {bundle.name} happens only by approving its InstallPlan, which the module does while waiting: "
+            "with wait=false nothing would change; set wait=true"
+        )
     if serve == SERVE_ADDRESS:
         served = serve_address(cluster, p, bundle, catalog, source, ns_exists, check_mode)
     else:
@@ -332,6 +338,11 @@ def present(module, bundle_dir, image=None, index=None):
         index_image={"ref": index.ref, "digest": index.digest} if index is not None else None,
         duration=round(time.monotonic() - started, 3),
     )
+    if not p["wait"] and not check_mode and result.get("installed_csv") != bundle.name:
+        # the Subscription is Manual: without the wait nobody approves the InstallPlan
+        result.setdefault("warnings", []).append(
+            f"wait=false: the InstallPlan of {bundle.name} stays unapproved (the module approves it while it waits); run again with wait=true to install"
+        )
     if module._diff:
         result["diff"] = {
             "before": dict(install_diff.get("before") or {}, catalog_source=normalize(public(served["before"])) or {}),

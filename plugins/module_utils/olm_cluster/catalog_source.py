@@ -28,6 +28,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_so
     connection_state,
     pruned_fields,
     registry_pod_problem,
+    registry_pod_unscheduled,
     settled,
 )
 
@@ -81,9 +82,13 @@ def _wait_settled(module, resource, result, started):
             return watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], settled, window, resource=resource)
         except ResourceTimeoutError as exc:
             last = exc.last_object
+            pods = []
+            if p.get("image"):
+                pods = (
+                    to_dict(module.resource("Pod", "v1").get(namespace=p["namespace"], label_selector=f"{REGISTRY_POD_LABEL}={p['name']}")).get("items") or []
+                )
             if time.monotonic() < deadline:
-                pods = to_dict(module.resource("Pod", "v1").get(namespace=p["namespace"], label_selector=f"{REGISTRY_POD_LABEL}={p['name']}"))
-                problem = registry_pod_problem(pods.get("items") or [])
+                problem = registry_pod_problem(pods)
                 if problem is None:
                     continue
                 reason, message = problem
@@ -92,8 +97,10 @@ def _wait_settled(module, resource, result, started):
                     result=dict(result, catalog_source=public(last), state=connection_state(last), duration=round(time.monotonic() - started, 3)),
                 ) from None
             verdict = catalog_source_verdict(last)[1]
+            unscheduled = registry_pod_unscheduled(pods)
             raise K8sError(
-                f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}",
+                f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}"
+                + (f"; {unscheduled}" if unscheduled else ""),
                 result=dict(result, catalog_source=public(last), state=connection_state(last), duration=round(time.monotonic() - started, 3)),
             ) from None
 

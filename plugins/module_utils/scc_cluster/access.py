@@ -20,6 +20,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, normalize, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import namespace_context, recommend_scc
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import pin, pod_security
 
@@ -212,6 +213,12 @@ def _pod_security_fallback(client, params, check_mode, scc, namespace, result):
     if not namespace:
         raise KubeforgeError("the Pod Security fallback needs a namespace: Pod Security levels are set per namespace")
     level = psa_level(scc)
+    if params["state"] == "present":
+        # the level is the namespace's, shared by every grant there: never tightened by a narrower SCC's grant
+        current = ((get_object(client, find_resource(client, "Namespace", "v1"), namespace) or {}).get("metadata") or {}).get("labels") or {}
+        have = current.get(ps.LABEL_PREFIX + "enforce")
+        if have in ps.LEVELS and ps.LEVELS.index(have) < ps.LEVELS.index(level):
+            level = have
     psa_params = {"namespace": namespace, "state": params["state"], "enforce": level, "enforce_version": "latest", "label_sync": None}
     for mode in ("audit", "warn", "audit_version", "warn_version"):
         psa_params[mode] = None

@@ -56,18 +56,18 @@ def apply(client, params, check_mode):
         record = ps.record_previous(labels, annotations, ps.managed_keys())
         if record is not None:
             patch["metadata"]["annotations"] = {ps.PREVIOUS_ANNOTATION: record}
-        if params.get("fail_on_violations") and not check_mode:
-            dry, warnings = patch_with_warnings(client, resource, name, patch, dry_run=True)
-            messages, pods = ps.violations(ps.warning_texts(warnings))
-            if pods:
-                raise PodSecurityRefused(
-                    f"the new Pod Security levels of namespace {name} would reject {len(pods)} running pod(s) "
-                    f"({', '.join(sorted(pods))}); labels not changed (fail_on_violations=true)",
-                    result={"violations": pods, "messages": messages, "labels": _psa_labels(dry)},
-                )
-
-    after, warnings = patch_with_warnings(client, resource, name, patch, dry_run=check_mode)
+    # check mode predicts the refusal too: its dry run is the one fail_on_violations makes
+    after, warnings = patch_with_warnings(client, resource, name, patch, dry_run=check_mode or bool(params.get("fail_on_violations")))
     messages, pods = ps.violations(ps.warning_texts(warnings))
+    if params.get("fail_on_violations"):  # (refused with state=absent)
+        if pods:
+            raise PodSecurityRefused(
+                f"the new Pod Security levels of namespace {name} would reject {len(pods)} running pod(s) "
+                f"({', '.join(sorted(pods))}); labels not changed (fail_on_violations=true)",
+                result={"violations": pods, "messages": messages, "labels": _psa_labels(after)},
+            )
+        if not check_mode:
+            after, warnings = patch_with_warnings(client, resource, name, patch)
     result.update(changed=True, labels=_psa_labels(after), violations=pods, messages=messages)
     result["diff"] = {"before": {"labels": _psa_labels(before)}, "after": {"labels": _psa_labels(after)}}
     return result

@@ -140,6 +140,11 @@ def test_run_upgrade_cleanup_through_real_opm_serve(run_module, kubeconfig, name
     assert predicted_upgrade["catalog_source"]["spec"]["address"] == second_address
     assert catalog_source(custom, ns)["spec"]["address"] == first_address, "check mode must not move the CatalogSource"
 
+    # without waiting nothing is approved: an upgrade is refused before anything changes
+    unwaited = run(run_module, kubeconfig, ns, bundle_dir=V2, serve="address", catalog_address=second_address, wait=False)
+    assert unwaited.get("failed") and "with wait=false nothing would change" in unwaited["msg"], unwaited
+    assert catalog_source(custom, ns)["spec"]["address"] == first_address
+
     upgraded = ok(run(run_module, kubeconfig, ns, bundle_dir=V2, serve="address", catalog_address=second_address))
     assert upgraded["changed"] is True and upgraded["operation"] == "upgrade"
     assert upgraded["installed_csv"] == "kube-demo.v0.0.2" and upgraded["phase"] == "Succeeded"

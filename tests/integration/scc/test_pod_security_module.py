@@ -39,6 +39,9 @@ def test_relabel_report_refuse_restore(run_module, kubeconfig, namespace, api):
     refused = run_module("pod_security", dict(args, enforce="restricted", fail_on_violations=True))
     assert refused["failed"] and "would reject 1 running pod(s) (priv)" in refused["msg"], refused
     assert labels(core, namespace) == before
+    # check mode predicts that refusal, instead of a change the real run would refuse
+    predicted_refusal = run_module("pod_security", dict(args, enforce="restricted", fail_on_violations=True), check_mode=True)
+    assert predicted_refusal["failed"] and "would reject 1 running pod(s) (priv)" in predicted_refusal["msg"], predicted_refusal
 
     applied = run_module("pod_security", dict(args, enforce="restricted", warn="restricted", label_sync=False))
     assert applied["changed"] is True and "priv" in applied["violations"], applied

@@ -147,6 +147,11 @@ def test_recommendation_and_pod_security_fallback(run_module, kubeconfig, namesp
     assert result["fallback"]["enforce"] == "baseline"
     labels = client.CoreV1Api(api).read_namespace(namespace).metadata.labels
     assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+    # a grant of a narrower SCC in the same namespace does not tighten the level the first grant needs
+    narrower = run_module(
+        "scc_access", {"kubeconfig": kubeconfig, "scc": "restricted-v2", "service_accounts": [f"{namespace}/other"], "fallback": "pod_security"}
+    )
+    assert not narrower.get("failed") and narrower["fallback"]["enforce"] == "baseline" and narrower["changed"] is False, narrower
     undone = run_module(
         "scc_access", {"kubeconfig": kubeconfig, "scc": "anyuid", "state": "absent", "service_accounts": [f"{namespace}/web"], "fallback": "pod_security"}
     )

@@ -66,6 +66,11 @@ ROWS = [
     ("olm_bundle_run", {"namespace": "ns", "bundle_dir": "b", "registry_auth": {"ca_file": "ca.crt"}}, "registry_auth has no effect without bundle_image"),
     (
         "olm_bundle_run",
+        {"namespace": "ns", "bundle_dir": "b", "serve": "address", "catalog_address": "a:1", "opm_image": "mirror.example/opm:v1"},
+        "opm_image has no effect with serve=address",
+    ),
+    (
+        "olm_bundle_run",
         {"namespace": "ns", "bundle_dir": "b", "serve": "address", "catalog_address": "a:1", "index_image": "r.example/index:v1"},
         "index_image has no effect unless state=present and serve=pod",
     ),

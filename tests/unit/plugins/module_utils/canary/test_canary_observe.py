@@ -125,3 +125,20 @@ def test_a_real_kubelets_crash_loop_counts_as_crash_loop_back_off():
     assert state.waiting == "CrashLoopBackOff" and state.restarts == 3 and state.ready is False
     assert rollout.crashing(state, 3) == "CrashLoopBackOff"
     assert rollout.crashing(state, 4) is None
+
+
+def test_an_unschedulable_pod_carries_the_schedulers_reason():
+    """A new pod the scheduler cannot place is not failed on by itself (a node may free up), but its state names the
+    scheduler's message, so a canary_timeout failure says why."""
+    pod = {
+        "metadata": {"name": "agent-x"},
+        "spec": {},
+        "status": {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/4 nodes are available: 4 Insufficient cpu."}],
+        },
+    }
+    state = obs.pod_state(pod)
+    assert state.waiting == "Unschedulable: 0/4 nodes are available: 4 Insufficient cpu." and state.node is None
+    assert "waiting: Unschedulable: 0/4 nodes" in rollout.describe_pod(state)
+    assert rollout.crashing(state, 3) is None

@@ -268,6 +268,26 @@ CASES = [
         {},
     ),
     (
+        "rollingback: the previous revision crash-loops too, the rollback cannot end by itself",
+        ROLLBACK,
+        seen(
+            daemonset(V1, ann=annotations(ro.ROLLING_BACK, failure="crash"), updated=2, available=2),
+            [pod("n1", H1, ready=False, restarts=3, waiting="CrashLoopBackOff")] + old_pods(("n2", "n3")),
+            [revision(H2, V2, 2), revision(H1, V1, 3)],
+        ),
+        ro.FAIL,
+        "RollbackStuck",
+        {"message": "CrashLoopBackOff"},
+    ),
+    (
+        "rollingback past rollout_timeout: stuck, with the progress",
+        ro.Desired(V2, on_failure=ro.ROLLBACK, rollout_timeout=5),
+        seen(daemonset(V1, ann=annotations(ro.ROLLING_BACK, failure="crash"), updated=2, available=3), old_pods(("n2", "n3"))),
+        ro.FAIL,
+        "RollbackStuck",
+        {"message": "rollout_timeout 5s"},
+    ),
+    (
         "rollingback complete: restore the strategy, phase rolledback",
         ROLLBACK,
         seen(daemonset(V1, ann=annotations(ro.ROLLING_BACK, failure="crash"), updated=4), old_pods(), [revision(H2, V2, 2), revision(H1, V1, 3)]),

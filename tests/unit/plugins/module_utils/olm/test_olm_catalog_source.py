@@ -201,3 +201,13 @@ def test_a_registry_pod_that_cannot_serve_is_named_with_its_reason(pods, reason,
     for fragment in fragments:
         assert fragment in problem[1]
     assert "extractContent" not in problem[1] or reason == "CreateContainerError"
+
+
+def test_an_unschedulable_registry_pod_is_named_not_failed_on():
+    pending = {
+        "metadata": {"name": "cat-x"},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes match"}]},
+    }
+    assert cs.registry_pod_unscheduled([pending]) == "registry pod cat-x is not scheduled (Unschedulable): 0/3 nodes match"
+    assert cs.registry_pod_problem([pending]) is None  # a node may free up: the timeout names it instead
+    assert cs.registry_pod_unscheduled([]) is None
