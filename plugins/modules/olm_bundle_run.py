@@ -77,9 +77,9 @@ options:
         O(registry_auth), or the credentials of O(pull_secret)), adds the bundle to its channel (replacing the
         channel's head, or in a new channel) and serves the result with its registry pod; an index that has the bundle
         already is refused.
-      - Used by the first install; later runs extend the catalog served, which holds the index. The CatalogSource's
-        C(operators.operatorframework.io/index-image) annotation names it, and C(injected-bundles) lists only the
-        bundles the module added.
+      - Pulled and used by the first install only; later runs extend the catalog served, which holds the index.
+        The CatalogSource's C(operators.operatorframework.io/index-image) annotation names it, and
+        C(injected-bundles) lists only the bundles the module added.
       - Only with O(state=present) and O(serve=pod) (refused otherwise).
     type: str
     version_added: 0.1.0
@@ -160,7 +160,7 @@ options:
         C(/bin/grpc_health_probe) (the readiness probe), as the upstream C(quay.io/operator-framework/opm) images
         do. The default is the opm release the collection is tested with; pin it by digest in production.
       - Refused with O(serve=address) (other than its default), like O(image_pull_policy) and
-        O(security_context_config): they configure the module's registry pod.
+        O(security_context_config) (they configure the module's registry pod).
     type: str
     default: quay.io/operator-framework/opm:v1.73.0
   image_pull_policy:
@@ -339,7 +339,7 @@ catalog_digest:
   returned: state is present
   type: str
 index_image:
-  description: The O(index_image) as pulled (None without it).
+  description: The O(index_image) as pulled by this run (None without it, and on later runs, which do not pull it again).
   returned: state is present
   type: dict
   contains:

@@ -260,7 +260,9 @@ def predict_install(cluster, params, ns_exists):
 Index = namedtuple("Index", ["ref", "digest", "cfg"])
 
 
-def present(module, bundle_dir, image=None, index=None):
+def present(module, bundle_dir, image=None, load_index=None):
+    """operator-sdk run bundle / bundle-upgrade. ``load_index``: pulls the ``Index`` of ``index_image``, called only
+    when no catalog is served yet (later runs extend the served catalog, which holds the index)."""
     p = module.params
     check_mode = module.check_mode
     started = time.monotonic()
@@ -272,7 +274,7 @@ def present(module, bundle_dir, image=None, index=None):
     ns = p["namespace"]
     catalog = core.catalog_name(bundle.package)
     cluster = Cluster(module.client)
-    if p.get("pull_secret") and image is None and index is None:  # (an image pulled with it: already checked)
+    if p.get("pull_secret") and image is None and load_index is None:  # (an image pulled with it: already checked)
         pull_secret_data(cluster, ns, p["pull_secret"])
 
     ns_exists = cluster.get("Namespace", ns, None, "v1") is not None
@@ -293,6 +295,7 @@ def present(module, bundle_dir, image=None, index=None):
     installed_name = name_of(installed) if installed else None
     kind = core.relation(csv_version(installed) if installed else None, bundle)
 
+    index = load_index() if load_index is not None and (kind == core.INSTALL or source is None) else None
     if kind == core.UPGRADE and not p["wait"] and not check_mode:
         # refused before anything is served: olm_operator's rule (the upgrade is an InstallPlan approved while waiting)
         raise core.BundleRunError(
@@ -459,7 +462,7 @@ def execute(module):
         bundle_dir = pulled_bundle(kwargs, p["bundle_image"], directory) if p.get("bundle_image") else p["bundle_dir"]
         if p["state"] == "absent":
             return absent(module, bundle_dir)
-        index = pulled_index(kwargs, p["index_image"], directory) if p.get("index_image") else None
-        return present(module, bundle_dir, p.get("bundle_image"), index)
+        load_index = (lambda: pulled_index(kwargs, p["index_image"], directory)) if p.get("index_image") else None
+        return present(module, bundle_dir, p.get("bundle_image"), load_index)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
