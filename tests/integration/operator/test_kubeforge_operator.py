@@ -170,7 +170,10 @@ def test_operator_install_upgrade_uninstall(api, namespace, testbed, kubeforge_o
     assert "kube-demo.v0.0.1 is Succeeded" in condition(obj, "Ready")["message"]
     assert condition(obj, "Failed")["status"] == "False"
     assert obj["metadata"]["finalizers"] == ["operators.kubeforge.io/uninstall"]
-    assert ("Normal", "Installed") in events_of(api, namespace, "kube-demo", "OperatorInstall")
+    # (the Event follows the status it belongs to by a moment)
+    poll_until(
+        lambda: events_of(api, namespace, "kube-demo", "OperatorInstall"), 30, describe="the Installed event", until=lambda e: ("Normal", "Installed") in e
+    )
 
     patch_spec(api, namespace, "operatorinstalls", "kube-demo", {"version": "0.0.2"})
     obj = poll_until(ready_at(api, namespace, "operatorinstalls", "kube-demo", 2), 240, describe="the upgrade to 0.0.2")
@@ -195,7 +198,13 @@ def test_operator_install_failure_is_reported_with_olms_reason(api, namespace, t
     assert failed["reason"] == "ConstraintsNotSatisfiable", failed
     assert "no-such-operator" in failed["message"] and "Subscription" in failed["message"], failed["message"]
     assert condition(obj, "Ready")["status"] == "False"
-    assert ("Warning", "ConstraintsNotSatisfiable") in events_of(api, namespace, "missing", "OperatorInstall")
+    # resource_status records the Event right after the status it sets: under load it can land a moment later
+    poll_until(
+        lambda: events_of(api, namespace, "missing", "OperatorInstall"),
+        30,
+        describe="the Warning event",
+        until=lambda events: ("Warning", "ConstraintsNotSatisfiable") in events,
+    )
     delete(api, namespace, "operatorinstalls", "missing")
     poll_until(lambda: get(api, namespace, "operatorinstalls", "missing") is None, 180, describe="the failed OperatorInstall gone")
 
