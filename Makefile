@@ -170,8 +170,10 @@ $(SANITY_PIN): requirements-dev.txt
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 
 $(SANITY_STAMP): $(SANITY_PIN) .ci/cached-venv
-	@bash .ci/cached-venv sanity $(SANITY_VENV) $(PYTHON) --key $(SANITY_PIN) -- \
-		'"$$VENV/bin/python" -m pip install --quiet --upgrade pip; "$$VENV/bin/python" -m pip install --quiet -r $(SANITY_PIN); \
+	@# the pin by its path inside the clone: the key (which hashes the command and the key files' paths) is then the
+	@# same for every clone, so a fresh clone reuses the virtualenv instead of building its own
+	@bash .ci/cached-venv sanity $(SANITY_VENV) $(PYTHON) --key $(BUILD_DIR)/ansible-core.pin -- \
+		'"$$VENV/bin/python" -m pip install --quiet --upgrade pip; "$$VENV/bin/python" -m pip install --quiet -r $(BUILD_DIR)/ansible-core.pin; \
 		reqdir="$$("$$VENV/bin/python" -c "import ansible_test, os; print(os.path.join(os.path.dirname(ansible_test.__file__), \"_data\", \"requirements\"))")"; \
 		for f in "$$reqdir"/sanity.*.txt; do \
 			case "$$f" in *sanity.pslint.*) continue;; esac; \

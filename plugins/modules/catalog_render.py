@@ -57,6 +57,69 @@ options:
       - Rendered like O(source) (the same outputs, migrations and per-version layouts).
     type: str
     version_added: 0.1.0
+  select:
+    description:
+      - Keep only some operators of O(source) or O(source_image), with oc-mirror v2's selection rules (an
+        ImageSetConfiguration's C(mirror.operators[]) entry) - the result is validated like C(opm validate).
+      - Without O(select.packages), the head of every channel of every package (O(select.full=true) keeps the
+        catalog whole). A package by name keeps the head of every one of its channels.
+      - A version range keeps the part of a channel's C(replaces) chain that holds every bundle in the range (the
+        in-range C(skips) of its entries too), so each kept version can upgrade to the newest kept one; C(skipRange)
+        is not followed, and kept entries are copied unchanged (their C(replaces) may name a bundle that is gone, as
+        OLM and opm accept). Bundles of no kept entry, and deprecations of what is gone, are left out.
+      - Stricter than oc-mirror v2 - a package or channel the catalog does not have, and a listed channel a range
+        leaves empty, are errors (oc-mirror ignores them). Refused with O(template).
+    type: dict
+    version_added: 0.1.0
+    suboptions:
+      full:
+        description: With O(select.packages), every entry of their (listed) channels; without, the catalog whole.
+        type: bool
+        default: false
+      packages:
+        description: The packages to keep (C(packages[]) of oc-mirror).
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          name:
+            description: The package.
+            type: str
+            required: true
+          default_channel:
+            description: The default channel when the catalog's default is not among O(select.packages[].channels).
+            type: str
+          min_version:
+            description:
+              - Lowest version to keep (inclusive) in every kept channel of the package. A range without a prerelease
+                part matches no prerelease version; build metadata is ignored. Not together with channel ranges.
+              - Equal to O(select.packages[].max_version), exactly that one bundle.
+            type: str
+          max_version:
+            description: Highest version to keep (inclusive), as O(select.packages[].min_version).
+            type: str
+          installed_version:
+            description:
+              - The version a cluster runs (RV(kubeforge.operators.olm_operator_info#module:operator.installed_version)) - every
+                channel that has it also keeps the path from it to the newest kept entry, so the cluster can upgrade
+                from the mirror. oc-mirror has no such option.
+            type: str
+          channels:
+            description: The channels to keep (all when empty); each its head, or the entries of its version range.
+            type: list
+            elements: dict
+            default: []
+            suboptions:
+              name:
+                description: The channel.
+                type: str
+                required: true
+              min_version:
+                description: Lowest version to keep in this channel (inclusive).
+                type: str
+              max_version:
+                description: Highest version to keep in this channel (inclusive).
+                type: str
   dest:
     description:
       - Without O(ocp_versions), the output file, or a directory when it exists already or ends with C(/); a
@@ -190,6 +253,18 @@ EXAMPLES = r"""
     source_image: registry.example.com/catalogs/index:v4.20
     dest: index/
     docker_config: ~/.docker/config.json
+
+- name: Keep two operators of a catalog image, one of them from version 1.2.0 on (oc-mirror's selection)
+  kubeforge.operators.catalog_render:
+    source_image: registry.example.com/catalogs/index:v4.20
+    dest: filtered/
+    select:
+      packages:
+        - name: kube-green
+        - name: cert-manager
+          channels:
+            - name: stable
+              min_version: 1.2.0
 
 - name: Migrate a committed catalog to olm.csv.metadata in place of olm.bundle.object
   kubeforge.operators.catalog_render:
@@ -352,6 +427,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.runner import 
 TEMPLATE_ONLY = ("bundle_lookup", "bundle_images", "pull", "opm_compat")
 UNUSED = (
     Unused(TEMPLATE_ONLY, lambda p: p["template"], "without template (they find and pull a template's bundles)"),
+    Unused(("select",), lambda p: not p["template"], "with template (it selects operators of an existing catalog: source or source_image)"),
     Unused(
         REGISTRY_OPTION_NAMES,
         lambda p: p["source_image"] or (p["template"] and p["pull"]),
@@ -370,6 +446,21 @@ def argspec():
         template=dict(type="path"),
         source=dict(type="path"),
         source_image=dict(type="str"),
+        select=dict(type="dict", options=dict(
+            full=dict(type="bool", default=False),
+            packages=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True),
+                default_channel=dict(type="str"),
+                min_version=dict(type="str"),
+                max_version=dict(type="str"),
+                installed_version=dict(type="str"),
+                channels=dict(type="list", elements="dict", default=[], options=dict(
+                    name=dict(type="str", required=True),
+                    min_version=dict(type="str"),
+                    max_version=dict(type="str"),
+                )),
+            )),
+        )),
         dest=dict(type="path", required=True),
         format=dict(type="str", choices=["yaml", "json"], default="yaml"),
         bundle_lookup=dict(type="list", elements="path", default=[]),
@@ -404,12 +495,15 @@ def render(module, params):
             if not os.path.exists(params["source"]):
                 raise PublishError("source %s not found" % params["source"])
             if not fanout and not dest_is_directory(params["dest"], fanout) \
-                    and check_migrate_level(params["migrate_level"]) == "none":
+                    and check_migrate_level(params["migrate_level"]) == "none" and params["select"] is None:
                 result = render_source_to_file(params, output)
             else:
+                warnings = []
                 files, renders = catalog_outputs(params["source"], params["dest"], output_format=params["format"],
-                                                 migrate_level=params["migrate_level"], fanout=fanout)
+                                                 migrate_level=params["migrate_level"], fanout=fanout, select=params["select"],
+                                                 warnings=warnings)
                 result = stage_files(params, output, files, renders, pulled=[])
+                result["warnings"] = list(dict.fromkeys(warnings))
         else:
             template = read_bytes(params["template"])
             if template is None:

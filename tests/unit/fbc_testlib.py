@@ -54,8 +54,7 @@ def bundle_object_property(data):
 
 
 def new_test_bundle(pkg, version, *opts):
-    csv = ('{"kind": "ClusterServiceVersion", "apiVersion": "operators.coreos.com/v1alpha1", "metadata":{"name":%s}}'
-           % json.dumps(bundle_name(pkg, version)))
+    csv = '{"kind": "ClusterServiceVersion", "apiVersion": "operators.coreos.com/v1alpha1", "metadata":{"name":%s}}' % json.dumps(bundle_name(pkg, version))
     b = {
         "schema": "olm.bundle",
         "name": bundle_name(pkg, version),
@@ -75,8 +74,13 @@ def new_test_bundle(pkg, version, *opts):
 
 
 def new_test_package(pkg, default_channel, svg):
-    return {"schema": "olm.package", "name": pkg, "defaultChannel": default_channel,
-            "icon": {"base64data": b64(svg), "mediatype": "image/svg+xml"}, "description": "%s operator" % pkg}
+    return {
+        "schema": "olm.package",
+        "name": pkg,
+        "defaultChannel": default_channel,
+        "icon": {"base64data": b64(svg), "mediatype": "image/svg+xml"},
+        "description": "%s operator" % pkg,
+    }
 
 
 def new_test_channel(pkg, name, *entries):
@@ -84,8 +88,7 @@ def new_test_channel(pkg, name, *entries):
 
 
 def cfg(packages=(), channels=(), bundles=(), deprecations=(), others=()):
-    return DeclarativeConfig(packages=list(packages), channels=list(channels), bundles=list(bundles),
-                             deprecations=list(deprecations), others=list(others))
+    return DeclarativeConfig(packages=list(packages), channels=list(channels), bundles=list(bundles), deprecations=list(deprecations), others=list(others))
 
 
 def build_valid_declarative_config(include_unrecognized=False, include_deprecations=False):
@@ -101,27 +104,105 @@ def build_valid_declarative_config(include_unrecognized=False, include_deprecati
         ]
     deprecations = []
     if include_deprecations:
-        deprecations = [{
-            "schema": "olm.deprecations", "package": a, "entries": [
-                {"reference": {"schema": "olm.bundle", "name": bundle_name(a, "0.0.1")},
-                 "message": "This bundle version is deprecated"},
-                {"reference": {"schema": "olm.channel", "name": "light"}, "message": "This channel is deprecated"},
-                {"reference": {"schema": "olm.package"}, "message": "This package is deprecated... there is another"},
-            ]}]
+        deprecations = [
+            {
+                "schema": "olm.deprecations",
+                "package": a,
+                "entries": [
+                    {"reference": {"schema": "olm.bundle", "name": bundle_name(a, "0.0.1")}, "message": "This bundle version is deprecated"},
+                    {"reference": {"schema": "olm.channel", "name": "light"}, "message": "This channel is deprecated"},
+                    {"reference": {"schema": "olm.package"}, "message": "This package is deprecated... there is another"},
+                ],
+            }
+        ]
     return cfg(
         packages=[new_test_package(a, "dark", SVG_SMALL_CIRCLE), new_test_package("boba-fett", "mando", SVG_BIG_CIRCLE)],
         channels=[
-            new_test_channel(a, "dark", {"name": bundle_name(a, "0.0.1")},
-                             {"name": bundle_name(a, "0.1.0"), "replaces": bundle_name(a, "0.0.1")},
-                             {"name": bundle_name(a, "0.1.1"), "replaces": bundle_name(a, "0.0.1"),
-                              "skips": [bundle_name(a, "0.1.0")]}),
-            new_test_channel(a, "light", {"name": bundle_name(a, "0.0.1")},
-                             {"name": bundle_name(a, "0.1.0"), "replaces": bundle_name(a, "0.0.1")}),
-            new_test_channel("boba-fett", "mando", {"name": bundle_name("boba-fett", "1.0.0")},
-                             {"name": bundle_name("boba-fett", "2.0.0"), "replaces": bundle_name("boba-fett", "1.0.0")}),
+            new_test_channel(
+                a,
+                "dark",
+                {"name": bundle_name(a, "0.0.1")},
+                {"name": bundle_name(a, "0.1.0"), "replaces": bundle_name(a, "0.0.1")},
+                {"name": bundle_name(a, "0.1.1"), "replaces": bundle_name(a, "0.0.1"), "skips": [bundle_name(a, "0.1.0")]},
+            ),
+            new_test_channel(a, "light", {"name": bundle_name(a, "0.0.1")}, {"name": bundle_name(a, "0.1.0"), "replaces": bundle_name(a, "0.0.1")}),
+            new_test_channel(
+                "boba-fett",
+                "mando",
+                {"name": bundle_name("boba-fett", "1.0.0")},
+                {"name": bundle_name("boba-fett", "2.0.0"), "replaces": bundle_name("boba-fett", "1.0.0")},
+            ),
         ],
-        bundles=[new_test_bundle(a, "0.0.1"), new_test_bundle(a, "0.1.0"), new_test_bundle(a, "0.1.1"),
-                 new_test_bundle("boba-fett", "1.0.0"), new_test_bundle("boba-fett", "2.0.0")],
+        bundles=[
+            new_test_bundle(a, "0.0.1"),
+            new_test_bundle(a, "0.1.0"),
+            new_test_bundle(a, "0.1.1"),
+            new_test_bundle("boba-fett", "1.0.0"),
+            new_test_bundle("boba-fett", "2.0.0"),
+        ],
         others=others,
         deprecations=deprecations,
+    )
+
+
+# A catalog for the operator selection (fbc.action.filter) tests.
+def selection_bundle(package, version):
+    return {
+        "schema": "olm.bundle",
+        "package": package,
+        "name": f"{package}.v{version}",
+        "image": f"registry.example.com/{package}-bundle:v{version}",
+        "properties": [{"type": "olm.package", "value": {"packageName": package, "version": version}}],
+    }
+
+
+def selection_entry(package, version, replaces=None, skips=None):
+    item = {"name": f"{package}.v{version}"}
+    if replaces:
+        item["replaces"] = f"{package}.v{replaces}"
+    if skips:
+        item["skips"] = [f"{package}.v{s}" for s in skips]
+    return item
+
+
+def selection_catalog():
+    """demo: stable 0.1.0 <- 0.2.0 <- 0.3.0 (skips 0.2.1) <- 0.4.0, with 0.2.1 replacing 0.2.0; fast 0.4.0 <- 0.5.0-rc.1;
+    default stable; deprecations of the package, the fast channel and 0.1.0. other: alpha 1.0.0 <- 1.1.0."""
+    stable = [
+        selection_entry("demo", "0.1.0"),
+        selection_entry("demo", "0.2.0", "0.1.0"),
+        selection_entry("demo", "0.2.1", "0.2.0"),
+        selection_entry("demo", "0.3.0", "0.2.0", ["0.2.1"]),
+    ]
+    stable.append(selection_entry("demo", "0.4.0", "0.3.0"))
+    return DeclarativeConfig(
+        packages=[{"schema": "olm.package", "name": "demo", "defaultChannel": "stable"}, {"schema": "olm.package", "name": "other", "defaultChannel": "alpha"}],
+        channels=[
+            {"schema": "olm.channel", "package": "demo", "name": "stable", "entries": stable},
+            {
+                "schema": "olm.channel",
+                "package": "demo",
+                "name": "fast",
+                "entries": [selection_entry("demo", "0.4.0"), selection_entry("demo", "0.5.0-rc.1", "0.4.0")],
+            },
+            {
+                "schema": "olm.channel",
+                "package": "other",
+                "name": "alpha",
+                "entries": [selection_entry("other", "1.0.0"), selection_entry("other", "1.1.0", "1.0.0")],
+            },
+        ],
+        bundles=[selection_bundle("demo", v) for v in ("0.1.0", "0.2.0", "0.2.1", "0.3.0", "0.4.0", "0.5.0-rc.1")]
+        + [selection_bundle("other", v) for v in ("1.0.0", "1.1.0")],
+        deprecations=[
+            {
+                "schema": "olm.deprecations",
+                "package": "demo",
+                "entries": [
+                    {"reference": {"schema": "olm.package"}, "message": "demo is deprecated"},
+                    {"reference": {"schema": "olm.channel", "name": "fast"}, "message": "fast is deprecated"},
+                    {"reference": {"schema": "olm.bundle", "name": "demo.v0.1.0"}, "message": "0.1.0 is deprecated"},
+                ],
+            }
+        ],
     )

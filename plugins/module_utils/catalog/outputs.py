@@ -11,6 +11,7 @@ __metaclass__ = type
 import json
 import os
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.filter import filter_catalog
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import (
     check_migrate_level,
     migrate,
@@ -103,10 +104,17 @@ def render_outputs(template_data, renderer, dest, output_format="yaml", migrate_
     return _plan_outputs(rendered, dest, output_format, migrate_level, fanout)
 
 
-def catalog_outputs(source, dest, output_format="yaml", migrate_level=None, fanout=None):
-    """Like render_outputs for an existing catalog (directory or file): opm render SOURCE [--migrate-level]."""
+def catalog_outputs(source, dest, output_format="yaml", migrate_level=None, fanout=None, select=None, warnings=None):
+    """Like render_outputs for an existing catalog (directory or file): opm render SOURCE [--migrate-level]; with
+    ``select`` only the operators oc-mirror's selection keeps (``fbc.action.filter``; its warnings appended to
+    ``warnings``)."""
     def rendered(level):
-        return migrate(core_load.load(source), level)
+        cfg = core_load.load(source)
+        if select is not None:
+            cfg, notes = filter_catalog(cfg, select)
+            if warnings is not None:
+                warnings.extend(notes)
+        return migrate(cfg, level)
 
     return _plan_outputs(rendered, dest, output_format, migrate_level, fanout)
 

@@ -180,6 +180,11 @@ def subscription(ctx):
         raise
 
 
+def installed_csv(ctx):
+    """The Subscription's installedCSV: OLM rewrites its status now and then, for a moment without it."""
+    return poll_until(lambda: ((subscription(ctx) or {}).get("status") or {}).get("installedCSV"), 30, 0.5, "the Subscription's installedCSV")
+
+
 def catalog_file(ctx, version):
     return ctx["workdir"] / "catalogs" / version / "kube-green" / "catalog.yaml"
 
@@ -188,7 +193,7 @@ def catalog_file(ctx, version):
 # the page assumes has happened before (ctx) or None), in the order they run.
 EXAMPLES = {
     "auth-module-defaults": (None, False, None),
-    "olm-operator-role-play": (lambda ctx, out: (subscription(ctx) or {}).get("status", {}).get("installedCSV") == "kube-demo.v0.0.1", True, None),
+    "olm-operator-role-play": (lambda ctx, out: installed_csv(ctx) == "kube-demo.v0.0.1", True, None),
     "olm-operator-role": (lambda ctx, out: "changed=0" in out, True, None),
     "olm-operator-info": (None, False, None),
     "olm-operator-info-cluster": (lambda ctx, out: "kube-demo" in out and "0.0.1" in out, False, None),

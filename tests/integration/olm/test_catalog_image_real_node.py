@@ -60,6 +60,18 @@ def test_a_catalog_image_renders_like_the_catalog_it_holds(run_module, tmp_path,
         assert dest.read_bytes() == expected, name
         assert result["source_image"]["ref"] == catalog_images[name] and result["source_image"]["digest"].startswith("sha256:"), result
         assert result["packages"] == from_dir["packages"] and result["pulled"] == []
+    # oc-mirror's selection on the image: kube-demo alone, the head of each of its channels
+    selected = run_module(
+        "catalog_render",
+        dict(
+            catalog_images["pull_args"],
+            source_image=catalog_images["scratch"],
+            dest=str(tmp_path / "selected.yaml"),
+            select={"packages": [{"name": "kube-demo"}]},
+        ),
+    )
+    assert not selected.get("failed"), selected
+    assert selected["packages"] == ["kube-demo"] and selected["bundles"] == ["kube-demo.v0.0.2"], selected
     refused = run_module(
         "catalog_render", {"source_image": catalog_images["scratch"], "dest": str(tmp_path / "x.yaml"), "ca_file": catalog_images["pull_args"]["ca_file"]}
     )

@@ -32,8 +32,19 @@ def as_app(api, namespace):
             "subjects": [{"kind": "ServiceAccount", "name": SA, "namespace": namespace}],
         },
     )
+    user = f"system:serviceaccount:{namespace}:{SA}"
+    review = {
+        "spec": {
+            "user": user,
+            "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"],
+            "resourceAttributes": {"namespace": namespace, "verb": "create", "resource": "pods"},
+        }
+    }
+    # the authorizer reads RoleBindings from a cache: a refusal must be admission's, not a binding not seen yet
+    authorization = client.AuthorizationV1Api(api)
+    poll_until(lambda: authorization.create_subject_access_review(review).status.allowed, 30, describe=f"RBAC to allow {user} to create pods")
     impersonating = client.ApiClient(api.configuration)
-    impersonating.set_default_header("Impersonate-User", f"system:serviceaccount:{namespace}:{SA}")
+    impersonating.set_default_header("Impersonate-User", user)
     yield client.CoreV1Api(impersonating)
     impersonating.close()
 

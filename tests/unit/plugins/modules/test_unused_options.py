@@ -34,6 +34,7 @@ ROWS = [
         {"template": "t.yaml", "dest": "out", "ocp_versions": ["v4.16"], "migrate_levels": {"v4.16": "none"}, "migrate_level": "all"},
         "migrate_level has no effect when migrate_levels gives every one of ocp_versions its own level",
     ),
+    ("catalog_render", {"template": "t.yaml", "dest": "out", "select": {"packages": [{"name": "p"}]}}, "select has no effect with template"),
     ("catalog_validate", {"path": "fbc", "ocp_version": "v4.20"}, "ocp_version has no effect without community_checks=true"),
     ("catalog_template", {"path": "t.yaml", "latest_in_channel": "stable", "relink": False}, "relink has no effect without remove_bundle"),
     (
