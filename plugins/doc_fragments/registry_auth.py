@@ -32,7 +32,10 @@ options:
         (C(docker-credential-<name>) on E(PATH)) that is asked first (a helper that is not installed is skipped);
         C(auths) entries (base64 C(auth) or C(username)/C(password)) answer otherwise. Identity tokens
         (C(identitytoken)) are not supported.
-      - Defaults to C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) when that file exists.
+      - Without it, the files podman and skopeo read are tried in their order (containers-auth.json(5)), the
+        first with credentials for the registry winning - E(REGISTRY_AUTH_FILE),
+        C($XDG_RUNTIME_DIR/containers/auth.json), C(${XDG_CONFIG_HOME:-~/.config}/containers/auth.json) - then
+        C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json). Files that do not exist are skipped.
     type: path
     version_added: 0.1.0
   ca_file:

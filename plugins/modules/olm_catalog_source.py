@@ -81,6 +81,13 @@ options:
       - Refused for an O(image) pinned by digest (a digest never changes, so polling it has no effect).
     type: str
     version_added: 0.1.0
+  pull_secrets:
+    description:
+      - Secrets in O(namespace) (C(kubernetes.io/dockerconfigjson)) with the credentials for a private O(image)
+        (C(spec.secrets)); OLM gives them to the registry pod as image pull secrets. Only with O(image).
+    type: list
+    elements: str
+    version_added: 0.1.0
   grpc_pod_config:
     description:
       - Overrides for OLM's registry pod, passed through unchanged as C(spec.grpcPodConfig), for example
@@ -260,6 +267,7 @@ def argspec():
         publisher=dict(type="str"),
         update_interval=dict(type="str"),
         grpc_pod_config=dict(type="dict"),
+        pull_secrets=dict(type="list", elements="str", no_log=False),
         priority=dict(type="int"),
         force_conflicts=dict(type="bool", default=False),
     )

@@ -63,6 +63,20 @@ def default_docker_config_path(environ=None):
     return os.path.join(os.path.expanduser("~"), ".docker", "config.json")
 
 
+def default_auth_files(environ=None):
+    """The credential files read when no ``docker_config`` is given, in containers-auth.json(5)'s order (podman,
+    skopeo, buildah): ``$REGISTRY_AUTH_FILE``, ``$XDG_RUNTIME_DIR/containers/auth.json``,
+    ``${XDG_CONFIG_HOME:-~/.config}/containers/auth.json``, then docker's config (:func:`default_docker_config_path`)."""
+    environ = os.environ if environ is None else environ
+    home = os.path.expanduser("~")
+    files = [environ.get("REGISTRY_AUTH_FILE")]
+    if environ.get("XDG_RUNTIME_DIR"):
+        files.append(os.path.join(environ["XDG_RUNTIME_DIR"], "containers", "auth.json"))
+    files.append(os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "containers", "auth.json"))
+    files.append(default_docker_config_path(environ))
+    return [path for path in dict.fromkeys(files) if path]
+
+
 def load_docker_config(path=None, missing_ok=True):
     """Read a docker ``config.json`` (``path`` or the default location) and return the parsed dict.
 
@@ -208,12 +222,18 @@ def credentials_from_config(config, registry, source="config.json", run_helper=r
     return None
 
 
-def resolve_credentials(registry, username=None, password=None, docker_config=None):
-    """Explicit ``username``/``password`` win; else the docker config (``docker_config`` path or default)."""
+def resolve_credentials(registry, username=None, password=None, docker_config=None, environ=None):
+    """Explicit ``username``/``password`` win; else ``docker_config``; else the first of :func:`default_auth_files`
+    that has credentials for ``registry`` (as containers/image reads them)."""
     if username or password:
         return Credentials(username or "", password or "")
-    config = load_docker_config(docker_config, missing_ok=docker_config is None)
-    return credentials_from_config(config, registry, source=docker_config or default_docker_config_path())
+    if docker_config is not None:
+        return credentials_from_config(load_docker_config(docker_config, missing_ok=False), registry, source=docker_config)
+    for path in default_auth_files(environ):
+        creds = credentials_from_config(load_docker_config(path), registry, source=path)
+        if creds:
+            return creds
+    return None
 
 
 def parse_www_authenticate(header):

@@ -103,12 +103,14 @@ def catalog_source_definition(
     update_interval=None,
     grpc_pod_config=None,
     priority=None,
+    pull_secrets=None,
 ):
     """The CatalogSource to apply (a dict with only the fields the user set; ``sourceType`` is always ``grpc``).
 
     Exactly one of ``address`` (OLM connects to an existing registry server) and ``image`` (OLM runs a registry pod
     from the image) must be given. ``update_interval`` and ``grpc_pod_config`` configure that pod, so they need
-    ``image``: OLM ignores them for an address. Raises ``CatalogSourceError``.
+    ``image``: OLM ignores them for an address, like ``pull_secrets`` (``spec.secrets``: OLM gives them to the
+    registry pod as image pull secrets). Raises ``CatalogSourceError``.
     """
     for label, value in (("name", name), ("namespace", namespace)):
         if not isinstance(value, str) or not _NAME.match(value) or len(value) > 253:
@@ -118,7 +120,7 @@ def catalog_source_definition(
     spec = {"sourceType": "grpc"}
     if address:
         spec["address"] = check_address(address)
-        for label, value in (("update_interval", update_interval), ("grpc_pod_config", grpc_pod_config)):
+        for label, value in (("update_interval", update_interval), ("grpc_pod_config", grpc_pod_config), ("pull_secrets", pull_secrets)):
             if value not in (None, {}, ""):
                 raise CatalogSourceError(f"{label} is only valid with image: OLM runs no registry pod for an address")
     else:
@@ -135,6 +137,11 @@ def catalog_source_definition(
             if not isinstance(grpc_pod_config, dict):
                 raise CatalogSourceError("grpc_pod_config must be a dictionary")
             spec["grpcPodConfig"] = grpc_pod_config
+        if pull_secrets:
+            for secret in pull_secrets:
+                if not isinstance(secret, str) or not _NAME.match(secret):
+                    raise CatalogSourceError(f"pull_secrets: {excerpt(secret)!r} is not a valid Secret name")
+            spec["secrets"] = list(pull_secrets)
     if display_name:
         spec["displayName"] = display_name
     if publisher:

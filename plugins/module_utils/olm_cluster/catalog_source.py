@@ -118,6 +118,7 @@ def present(module):
         update_interval=p.get("update_interval"),
         grpc_pod_config=p.get("grpc_pod_config"),
         priority=p.get("priority"),
+        pull_secrets=p.get("pull_secrets"),
     )
     resource = module.resource(KIND, API_VERSION)
     changed, before, after = apply_owned(module.client, resource, definition, bool(p.get("force_conflicts")), f"CatalogSource {_ref(p)}")

@@ -3,6 +3,7 @@ base image, and on the scratch default), olm_catalog_source serves it through a 
 pod OLM really runs there, olm_operator installs from it. OLM's catalog operator reaches the pod through its Service
 (CoreDNS, kube-proxy)."""
 
+import json
 import time
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def test_a_catalog_image_renders_like_the_catalog_it_holds(run_module, tmp_path,
     assert refused.get("failed") and refused.get("status") == 401, refused  # the registry wants credentials
 
 
-def catalog_source(run_module, kubeconfig, namespace, image, real_node, **pod_config):
+def catalog_source(run_module, kubeconfig, namespace, image, real_node, pull_secrets=None, **pod_config):
     grpc_pod_config = {"nodeSelector": real_node["node_selector"], "tolerations": real_node["tolerations"], **pod_config}
     args = {
         "kubeconfig": kubeconfig,
@@ -89,6 +90,8 @@ def catalog_source(run_module, kubeconfig, namespace, image, real_node, **pod_co
         "wait": True,
         "wait_timeout": 120,
     }
+    if pull_secrets:
+        args["pull_secrets"] = pull_secrets
     return run_module("olm_catalog_source", args)
 
 
@@ -97,10 +100,17 @@ def registry_pods(api, namespace):
 
 
 def test_catalog_on_the_opm_base_serves_through_a_real_registry_pod(run_module, kubeconfig, namespace, real_node, catalog_images, api):
-    result = catalog_source(run_module, kubeconfig, namespace, catalog_images["opm-base"], real_node)
+    # the private registry's credentials as a pull secret: OLM hands spec.secrets to its registry pod
+    auth = catalog_images["pull_args"]
+    config = {"auths": {catalog_images["opm-base"].split("/")[0]: {"username": auth["registry_username"], "password": auth["registry_password"]}}}
+    secret = {"metadata": {"name": "catalog-pull"}, "type": "kubernetes.io/dockerconfigjson", "stringData": {".dockerconfigjson": json.dumps(config)}}
+    client.CoreV1Api(api).create_namespaced_secret(namespace, secret)
+    result = catalog_source(run_module, kubeconfig, namespace, catalog_images["opm-base"], real_node, pull_secrets=["catalog-pull"])
     assert not result.get("failed"), result
+    assert result["catalog_source"]["spec"]["secrets"] == ["catalog-pull"]
     pods = registry_pods(api, namespace)
     assert [(p.spec.node_name, p.status.phase) for p in pods] == [(real_node["name"], "Running")]
+    assert [s.name for s in pods[0].spec.image_pull_secrets or []] == ["catalog-pull"]
     installed = run_module(
         "olm_operator",
         {

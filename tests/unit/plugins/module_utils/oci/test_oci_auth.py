@@ -6,6 +6,7 @@ import pytest
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import (
     Credentials,
     credentials_from_config,
+    default_auth_files,
     default_docker_config_path,
     load_docker_config,
     parse_www_authenticate,
@@ -75,6 +76,9 @@ def test_config_bad_auth_does_not_leak():
 
 
 def test_load_and_resolve(tmp_path, monkeypatch):
+    for name in ("REGISTRY_AUTH_FILE", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"auths": {"127.0.0.1:5000": {"auth": _b64("a:b")}}, "credsStore": "desktop"}))
     assert load_docker_config(str(path))["credsStore"] == "desktop"
@@ -186,3 +190,35 @@ def test_missing_helper_and_bad_names(tmp_path, monkeypatch):
         credentials_from_config({"credsStore": "../x"}, "q.io")
     with pytest.raises(DockerConfigError, match="'credHelpers' is not an object"):
         credentials_from_config({"credHelpers": ["x"]}, "q.io")
+
+
+def test_the_auth_files_podman_reads_come_first_in_its_order(tmp_path):
+    """containers-auth.json(5): REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, the user's
+    ~/.config/containers/auth.json, then docker's config - the first that has the registry's credentials wins."""
+    def auth_file(path, user, registry="r.example.com"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"auths": {registry: {"auth": _b64(f"{user}:pw")}}}))
+        return str(path)
+
+    environ = {
+        "REGISTRY_AUTH_FILE": auth_file(tmp_path / "explicit.json", "explicit", registry="other.example.com"),
+        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "DOCKER_CONFIG": str(tmp_path / "docker"),
+    }
+    auth_file(tmp_path / "run" / "containers" / "auth.json", "runtime")
+    auth_file(tmp_path / "config" / "containers" / "auth.json", "user")
+    auth_file(tmp_path / "docker" / "config.json", "docker")
+    assert default_auth_files(environ) == [
+        environ["REGISTRY_AUTH_FILE"],
+        str(tmp_path / "run" / "containers" / "auth.json"),
+        str(tmp_path / "config" / "containers" / "auth.json"),
+        str(tmp_path / "docker" / "config.json"),
+    ]
+    assert resolve_credentials("other.example.com", environ=environ) == Credentials("explicit", "pw")
+    assert resolve_credentials("r.example.com", environ=environ) == Credentials("runtime", "pw")  # REGISTRY_AUTH_FILE has none for it
+    (tmp_path / "run" / "containers" / "auth.json").unlink()
+    assert resolve_credentials("r.example.com", environ=environ) == Credentials("user", "pw")
+    (tmp_path / "config" / "containers" / "auth.json").unlink()
+    assert resolve_credentials("r.example.com", environ=environ) == Credentials("docker", "pw")
+    assert resolve_credentials("none.example.com", environ=environ) is None

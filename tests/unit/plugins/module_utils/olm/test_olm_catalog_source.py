@@ -120,6 +120,8 @@ BAD_DEFINITIONS = [
     (dict(address=" 127.0.0.1:1"), "whitespace"),
     (dict(address="127.0.0.1:1", update_interval="10m"), "update_interval is only valid with image"),
     (dict(address="127.0.0.1:1", grpc_pod_config={"nodeSelector": {}}), "grpc_pod_config is only valid with image"),
+    (dict(address="127.0.0.1:1", pull_secrets=["creds"]), "pull_secrets is only valid with image"),
+    (dict(image="r.example/c:v1", pull_secrets=["Not A Name"]), "is not a valid Secret name"),
     (dict(image="quay.io/x/c:v1", update_interval="10 minutes"), "Go duration"),
     (dict(image="quay.io/x/c:v1", update_interval="0s"), "not positive"),
     (dict(image="quay.io/x c:v1"), "whitespace"),
@@ -211,3 +213,8 @@ def test_an_unschedulable_registry_pod_is_named_not_failed_on():
     assert cs.registry_pod_unscheduled([pending]) == "registry pod cat-x is not scheduled (Unschedulable): 0/3 nodes match"
     assert cs.registry_pod_problem([pending]) is None  # a node may free up: the timeout names it instead
     assert cs.registry_pod_unscheduled([]) is None
+
+
+def test_pull_secrets_become_spec_secrets():
+    definition = cs.catalog_source_definition("c", "ns", image="r.example/c:v1", pull_secrets=["creds", "more"])
+    assert definition["spec"]["secrets"] == ["creds", "more"]
