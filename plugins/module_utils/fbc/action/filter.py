@@ -62,27 +62,27 @@ def _version(text, where):
         raise FilterError(f"{where}: {text!r} is not a semantic version: {exc}") from None
 
 
+def _named(items, what):
+    """``items`` (dicts), each with a name and no name twice; ``what`` names them in the errors."""
+    seen = set()
+    for index, item in enumerate(items or ()):
+        name = item.get("name")
+        if not name:
+            raise FilterError(f"{what}[{index}] has no name")
+        if name in seen:
+            raise FilterError(f"{what} {name} is listed twice")
+        seen.add(name)
+    return list(items or ())
+
+
 def check_selection(selection):
     """Refuse a selection that is invalid in itself (oc-mirror's config validation); returns it normalised:
     ``{"full": bool, "packages": [{"name", "default_channel", "min_version", "max_version", "channels": [...]}]}``."""
     full = bool(selection.get("full"))
-    packages, seen = [], set()
-    for index, package in enumerate(selection.get("packages") or ()):
-        name = package.get("name")
-        if not name:
-            raise FilterError(f"packages[{index}] has no name")
-        if name in seen:
-            raise FilterError(f"package {name} is listed twice")
-        seen.add(name)
-        channels, seen_channels = [], set()
-        for channel in package.get("channels") or ():
-            channel_name = channel.get("name")
-            if not channel_name:
-                raise FilterError(f"package {name}: a channel has no name")
-            if channel_name in seen_channels:
-                raise FilterError(f"package {name}: channel {channel_name} is listed twice")
-            seen_channels.add(channel_name)
-            channels.append(dict(channel, name=channel_name))
+    packages = []
+    for package in _named(selection.get("packages"), "package"):
+        name = package["name"]
+        channels = _named(package.get("channels"), f"package {name}: channel")
         entry = {
             "name": name,
             "default_channel": package.get("default_channel"),

@@ -540,3 +540,14 @@ def test_the_registry_pod_pulls_with_the_pull_secret():
     names = core.config_map_names(CATALOG, DIGEST, 1)
     assert core.registry_pod(CATALOG, NS, DIGEST, names, pull_secret="registry-credentials")["spec"]["imagePullSecrets"] == [{"name": "registry-credentials"}]
     assert "imagePullSecrets" not in core.registry_pod(CATALOG, NS, DIGEST, names)["spec"]
+
+
+def test_an_unwaited_install_says_its_install_plan_stays_unapproved(fake, monkeypatch):
+    """wait=false: the Subscription is Manual and nobody approves its InstallPlan; the result says so."""
+    monkeypatch.setattr(glue, "install", lambda cluster, params, check_mode, wait, timeout: {"changed": True, "installed_csv": None, "diff": {}})
+    result = glue.execute(module(wait=False))
+    assert result["changed"] is True
+    assert result["warnings"] == [
+        "wait=false: the InstallPlan of kube-demo.v0.0.1 stays unapproved (the module approves it while it waits); run again with wait=true to install"
+    ]
+    assert "warnings" not in glue.execute(module())  # a waited run installs: nothing to say
