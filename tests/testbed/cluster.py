@@ -314,6 +314,15 @@ class Testbed:
         with self._exclusive():
             return self._ensure_olmv1()
 
+    def olmv1_mirrors(self, registries_conf: str = "") -> dict:
+        """Start OLM v1 again with ``registries_conf`` (containers-registries.conf(5); "" for none) as what catalogd
+        and operator-controller pull with - the file an OpenShift node gets from an ImageDigestMirrorSet. Holds the
+        testbed's lock; returns olmv1.facts()."""
+        with self._exclusive():
+            olmv1.set_mirrors(self, registries_conf)
+            olmv1.stop(self)
+            return self._ensure_olmv1()
+
     def start_operator(self, watches_file: Path, service_account: tuple, collections_path: str, watch_namespace: str = "") -> dict:
         """Run ansible-operator on `watches_file` as ServiceAccount (namespace, name), see operator_runtime.py.
 

@@ -20,6 +20,7 @@ upstream's config/base RBAC (no metrics/auth-proxy and no leader-election rules:
 
 import base64
 import json
+import os
 import shutil
 import time
 import urllib.request
@@ -166,6 +167,28 @@ def webhook_configuration(port: int, ca_pem: bytes) -> dict:
     }
 
 
+# Both processes pull with containers/image, which reads $HOME/.config/containers/registries.conf when it exists (in
+# place of /etc/containers/registries.conf): each gets a HOME of its own, so the testbed can show them mirrors
+# without touching the host's /etc. containers/image reads the file once per process: set_mirrors restarts them.
+HOME = "home"
+EMPTY_REGISTRIES_CONF = "# the testbed's: no mirrors\n"
+
+
+def registries_conf(work: Path) -> Path:
+    return work / HOME / ".config" / "containers" / "registries.conf"
+
+
+def set_mirrors(bed, text: str) -> None:
+    """Write the registries.conf both processes read (None or "": none) for their next start."""
+    root = bed.run_dir / "olmv1"
+    for name in PROCESSES:
+        path = registries_conf(root / name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text or EMPTY_REGISTRIES_CONF)
+        os.replace(tmp, path)
+
+
 def _private_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o700)
@@ -289,6 +312,9 @@ def start(bed, bins: Path, version: str, gomodcache: Path, error=RuntimeError) -
     for path in work.values():
         _private_dir(path / "cache")
         _private_dir(path / "tmp")
+        registries_conf(path).parent.mkdir(parents=True, exist_ok=True)
+        if not registries_conf(path).exists():
+            registries_conf(path).write_text(EMPTY_REGISTRIES_CONF)
     catalogd = bins / "catalogd"
     bed._start_as_serviceaccount(
         "catalogd",
@@ -306,7 +332,7 @@ def start(bed, bins: Path, version: str, gomodcache: Path, error=RuntimeError) -
         + common,
         (NAMESPACE, SERVICE_ACCOUNTS["catalogd"]),
         namespace_file=False,
-        env={"TMPDIR": str(work["catalogd"] / "tmp")},
+        env={"TMPDIR": str(work["catalogd"] / "tmp"), "HOME": str(work["catalogd"] / HOME)},
     )
     bed._start_as_serviceaccount(
         "operator-controller",
@@ -319,7 +345,7 @@ def start(bed, bins: Path, version: str, gomodcache: Path, error=RuntimeError) -
         + common,
         (NAMESPACE, SERVICE_ACCOUNTS["operator-controller"]),
         namespace_file=False,
-        env={"TMPDIR": str(work["operator-controller"] / "tmp")},
+        env={"TMPDIR": str(work["operator-controller"] / "tmp"), "HOME": str(work["operator-controller"] / HOME)},
     )
     bed._wait("catalogd /readyz", lambda: healthy(ports["olmv1_catalogd_health"]), 60, "catalogd")
     bed._wait(f"catalogd webhook on :{ports['olmv1_catalogd_webhook']}", lambda: procs.port_open(ports["olmv1_catalogd_webhook"]), 60, "catalogd")

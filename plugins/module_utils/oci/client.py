@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import hashlib
+import io
 import json
 import re
 import socket
@@ -484,7 +485,26 @@ class RegistryClient:
 
     def upload_blob(self, repository, data, digest=None, mount_from=None):
         """Upload ``data`` unless present. Returns ``"exists"``, ``"mounted"`` or ``"uploaded"``."""
-        digest = digest or sha256_digest(data)
+        return self.upload_blob_stream(repository, digest or sha256_digest(data), len(data), io.BytesIO(data),
+                                       mount_from)
+
+    def _finish_upload(self, repository, location, digest, body, size):
+        url = urljoin(self.base_url + "/", location)
+        url += ("&" if "?" in url else "?") + urlencode([("digest", digest)])
+        with self.request("PUT", url, [self._push_scope(repository)], repository, "blob %s" % digest,
+                          {"Content-Type": "application/octet-stream", "Content-Length": str(size)}, body,
+                          ok=(201, 204)):
+            pass
+
+    def open_blob(self, repository, digest):
+        """The open response of ``GET`` blob (the caller reads and closes it; the digest is not verified here)."""
+        return self.request("GET", "/v2/%s/blobs/%s" % (repository, digest), [self._pull_scope(repository)],
+                            repository, "blob %s" % digest)
+
+    def upload_blob_stream(self, repository, digest, size, reader, mount_from=None):
+        """Upload ``size`` bytes read from ``reader`` (a file object, read in chunks: never whole in memory) as blob
+        ``digest``, unless present or mountable from ``mount_from`` (a repository of this registry). Returns
+        ``"exists"``, ``"mounted"`` or ``"uploaded"``; the registry refuses content of another digest."""
         if self.blob_exists(repository, digest, push=True):
             return "exists"
         status, location = self._start_upload(repository, digest if mount_from else None, mount_from)
@@ -493,12 +513,7 @@ class RegistryClient:
         if not location:
             raise RegistryError("registry %s: blob upload in repository %s returned no Location" % (
                 self.registry, repository), registry=self.registry, repository=repository)
-        url = urljoin(self.base_url + "/", location)
-        url += ("&" if "?" in url else "?") + urlencode([("digest", digest)])
-        with self.request("PUT", url, [self._push_scope(repository)], repository, "blob %s" % digest,
-                          {"Content-Type": "application/octet-stream", "Content-Length": str(len(data))}, data,
-                          ok=(201, 204)):
-            pass
+        self._finish_upload(repository, location, digest, reader, size)
         return "uploaded"
 
     # ------------------------------------------------------------------ helpers

@@ -53,6 +53,7 @@ OPM_ENTRYPOINT = ["/bin/opm"]
 OPM_CMD = ["serve", "/configs", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"]
 DEFAULT_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 SCRATCH = "scratch"
+WHITEOUT_OPAQUE = ".wh..wh..opq"
 
 _GZIP_LEVEL = 6
 
@@ -97,9 +98,10 @@ def _walk_sorted(root):
         yield rel, full
 
 
-def build_configs_layer(fbc_root, dest=CONFIGS_DIR, media_type=OCI_LAYER_GZIP):
+def build_configs_layer(fbc_root, dest=CONFIGS_DIR, media_type=OCI_LAYER_GZIP, opaque=False):
     """Tar+gzip the directory ``fbc_root`` under ``dest`` (``/configs``; ``/`` for the image root, as in bundle
-    images) deterministically; return a :class:`Layer`.
+    images) deterministically; return a :class:`Layer`. ``opaque``: ``dest`` hides what lower layers hold there
+    (an opaque whiteout), so the layer replaces the directory instead of adding to it.
 
     Symbolic links inside the tree are stored as links when relative and pointing inside the tree; other links are
     rejected. Sockets, FIFOs and devices are rejected.
@@ -114,6 +116,10 @@ def build_configs_layer(fbc_root, dest=CONFIGS_DIR, media_type=OCI_LAYER_GZIP):
             parts = prefix.split("/")
             for i in range(len(parts)):
                 tar.addfile(_tarinfo("/".join(parts[:i + 1]) + "/", tarfile.DIRTYPE, 0o755))
+            if opaque:
+                tar.addfile(_tarinfo(prefix + "/" + WHITEOUT_OPAQUE, tarfile.REGTYPE, 0o644), io.BytesIO(b""))
+        elif opaque:
+            raise ImageBuildError("the image root cannot replace what a base image holds")
         root_real = os.path.realpath(fbc_root)
         for rel, full in _walk_sorted(fbc_root):
             name = prefix + "/" + rel if prefix else rel
@@ -234,30 +240,32 @@ def build_catalog_image(fbc_root, labels=None, base=None, manifest_format="oci",
 
 
 def build_directory_image(src_dir, dest="/", labels=None, base=None, manifest_format="oci",
-                          platform=DEFAULT_PLATFORM, entrypoint=None, cmd=None, forced_labels=None):
+                          platform=DEFAULT_PLATFORM, entrypoint=None, cmd=None, forced_labels=None, opaque=False):
     """Build an image whose top layer holds ``src_dir`` copied to ``dest`` (e.g. a bundle image with ``dest="/"``).
 
     Entrypoint/Cmd of the base are kept unless ``entrypoint``/``cmd`` are given (``[]`` removes them).
     """
     return build_layered_image([(src_dir, dest)], labels=labels, base=base, manifest_format=manifest_format,
-                               platform=platform, entrypoint=entrypoint, cmd=cmd, forced_labels=forced_labels)
+                               platform=platform, entrypoint=entrypoint, cmd=cmd, forced_labels=forced_labels,
+                               opaque=opaque)
 
 
 def build_layered_image(contents, labels=None, base=None, manifest_format="oci", platform=DEFAULT_PLATFORM,
-                        entrypoint=None, cmd=None, forced_labels=None):
+                        entrypoint=None, cmd=None, forced_labels=None, opaque=False):
     """Build an image with one new layer per ``(src_dir, dest)`` of ``contents``, in order, on top of ``base``
     (``None``: scratch), as a Dockerfile with one ``COPY <src_dir> <dest>`` per entry would.
 
     ``labels``: extra labels (values converted to strings); ``forced_labels`` win over them and over the base's.
     Entrypoint/Cmd of the base are kept unless ``entrypoint``/``cmd`` are given (``[]`` removes them).
+    ``opaque``: each ``dest`` replaces the base's directory there instead of adding to it.
     """
     if manifest_format not in ("oci", "docker"):
         raise ImageBuildError("manifest_format must be 'oci' or 'docker', not %r" % (manifest_format,))
     if not contents:
         raise ImageBuildError("an image needs at least one directory to copy")
     oci = manifest_format == "oci"
-    new_layers = [build_configs_layer(src, dest, media_type=OCI_LAYER_GZIP if oci else DOCKER_LAYER_GZIP)
-                  for src, dest in contents]
+    new_layers = [build_configs_layer(src, dest, media_type=OCI_LAYER_GZIP if oci else DOCKER_LAYER_GZIP,
+                                      opaque=opaque) for src, dest in contents]
     plat = parse_platform(platform)
     if base is not None:
         base_cfg = json.loads(json.dumps(base.config))

@@ -1,0 +1,300 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright: (c) 2026, kubeforge.operators contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: catalog_mirror
+short_description: Mirror an operator catalog and the images of its operators for a disconnected cluster
+version_added: 0.1.0
+author:
+  - kubeforge maintainers (@kubeforge)
+description:
+  - Copies a catalog image's operators - every bundle image and every related image the kept bundles name - to a
+    mirror registry by digest, pushes the catalog rebuilt with only the kept operators, and writes what a cluster
+    needs to pull from the mirror - an ImageDigestMirrorSet, an ImageTagMirrorSet, a CatalogSource (OLM v0), a
+    ClusterCatalog (OLM v1) and a C(source=mirror) mapping. In pure Python - no oc-mirror, opm, skopeo or
+    container engine.
+  - Images keep their repository path under the mirror, as oc-mirror v2 names them
+    (V(quay.io/ns/app@sha256:...) becomes V(<mirror>/ns/app@sha256:...)). Image indexes are copied whole (every
+    platform), blobs are streamed from registry to registry (never a whole layer in memory), blobs another
+    repository of the mirror holds are mounted, and manifests are written after everything they name, so a run
+    that was interrupted is resumed by running it again - what the mirror holds by digest is skipped.
+  - Every image is read before anything is copied - a selection the catalog cannot satisfy, or an image the source
+    registry does not have, fails before the first copy; failures while copying are collected and reported at the
+    end, with the images that did copy.
+  - Across an air gap - O(to_dir) writes the images and the rebuilt catalog into an OCI image layout directory;
+    carried to the other side, O(from_dir) pushes them to the mirror and writes the cluster resources there.
+  - The rebuilt catalog is each platform image of the source catalog with the kept operators in an opaque layer
+    over its catalog directory (nothing of the old catalog shows through). opm's pre-built serve cache cannot be
+    rebuilt without opm, so an C(opm serve --cache-dir) command gets C(--cache-enforce-integrity=false) and opm
+    rebuilds the cache at start.
+  - Does not need a Kubernetes cluster; apply the written resources with M(kubernetes.core.k8s) or C(oc apply).
+options:
+  source_image:
+    description:
+      - The catalog image to mirror (V(registry.redhat.io/redhat/redhat-operator-index:v4.20)), read like
+        C(opm render) reads it - the directory its C(operators.operatorframework.io.index.configs.v1) label names.
+      - Exactly one of O(source_image) and O(from_dir) is required.
+    type: str
+    version_added: 0.1.0
+  from_dir:
+    description:
+      - An OCI image layout directory written by an earlier run with O(to_dir) - pushed to O(mirror) whole
+        (the selection was made when it was written).
+    type: path
+    version_added: 0.1.0
+  mirror:
+    description:
+      - The mirror registry, V(host[:port]) with an optional path prefix
+        (V(mirror.example.com:5000/operators)).
+      - Exactly one of O(mirror) and O(to_dir) is required.
+    type: str
+    version_added: 0.1.0
+  to_dir:
+    description:
+      - Write the images and the rebuilt catalog into this OCI image layout directory instead of a registry
+        (created if needed; a directory written before is added to, and what it holds is skipped). Its
+        C(index.json) names every image by its source reference.
+    type: path
+    version_added: 0.1.0
+  catalog_image:
+    description:
+      - Where the rebuilt catalog goes in the mirror. Default - its source repository under O(mirror), with the
+        source's tag (V(latest) for a digest).
+    type: str
+    version_added: 0.1.0
+  concurrency:
+    description: How many images are read and copied at once (1 to 16).
+    type: int
+    default: 4
+    version_added: 0.1.0
+  manifests_dir:
+    description:
+      - Write the cluster resources here - C(imagedigestmirrorset.yaml), C(imagetagmirrorset.yaml) (only when the
+        catalog names images by tag), C(catalogsource.yaml), C(clustercatalog.yaml) - and C(mapping.txt).
+        Without it they are only returned.
+    type: path
+    version_added: 0.1.0
+  resource_name:
+    description:
+      - Name of the ImageDigestMirrorSet, ImageTagMirrorSet, CatalogSource and ClusterCatalog. Default - the
+        catalog repository's last part and tag (V(redhat-operator-index-v4-20)); give the original
+        CatalogSource's name to keep it (V(redhat-operators)).
+    type: str
+    version_added: 0.1.0
+  catalog_source_namespace:
+    description: Namespace of the CatalogSource.
+    type: str
+    default: openshift-marketplace
+    version_added: 0.1.0
+notes:
+  - O(registry_username) and O(registry_password) are the credentials of the registry written to, O(mirror)
+    (with O(to_dir), of the source registry); the other registry's come from the auth files O(docker_config) says.
+  - The mirror registry needs no tag for the images it gets by digest; it must keep untagged manifests (a
+    registry's garbage collection with C(--delete-untagged) removes them).
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubeforge.operators.registry_auth
+  - kubeforge.operators.catalog_select
+attributes:
+  check_mode:
+    support: full
+    details: Returns the plan - every image with its size and whether the mirror holds it, and the total to copy.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Mirror two operators of a catalog, one of them from version 1.2.0 on
+  kubeforge.operators.catalog_mirror:
+    source_image: registry.example.com/catalogs/index:v4.20
+    select:
+      packages:
+        - name: kube-green
+        - name: example-operator
+          min_version: 1.2.0
+    mirror: mirror.example.com:5000/operators
+    manifests_dir: mirror-resources
+  register: mirrored
+
+- name: Across an air gap, first to disk on the connected side
+  kubeforge.operators.catalog_mirror:
+    source_image: registry.example.com/catalogs/index:v4.20
+    select:
+      packages:
+        - name: kube-green
+    to_dir: /media/transfer/operators
+
+- name: Then from disk to the mirror on the disconnected side
+  kubeforge.operators.catalog_mirror:
+    from_dir: /media/transfer/operators
+    mirror: mirror.internal:5000/operators
+    manifests_dir: mirror-resources
+
+- name: Show what a mirror would copy, and how much
+  kubeforge.operators.catalog_mirror:
+    source_image: registry.example.com/catalogs/index:v4.20
+    mirror: mirror.example.com:5000/operators
+  check_mode: true
+  register: plan
+"""
+
+RETURN = r"""
+images:
+  description: Every image of the mirror (the catalog's first), with where it went and what happened to it.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    source:
+      description: The image as the catalog names it.
+      type: str
+      sample: quay.io/example/operator@sha256:5f1c1f6c3b0c54c6cd1e3a6dd9b3a3d8b1f5a7d1c2e8f4b6a9d0e1f2a3b4c5d6
+    mirror:
+      description: The image in the mirror (the layout directory's C(index.json) name with O(to_dir)).
+      type: str
+      sample: mirror.example.com:5000/operators/example/operator@sha256:5f1c1f6c3b0c54c6cd1e3a6dd9b3a3d8b1f5a7d1c2e8f4b6a9d0e1f2a3b4c5d6
+    digest:
+      description: Its manifest digest (of the index, for an index).
+      type: str
+    size:
+      description: Bytes of its manifests and blobs.
+      type: int
+    state:
+      description:
+        - V(present) - the mirror held it already; V(copied); V(missing) in check mode - it would be copied.
+      type: str
+    bundles:
+      description: The bundles that name it (empty for the catalog).
+      type: list
+      elements: str
+totals:
+  description: Counts and bytes.
+  returned: always
+  type: dict
+  contains:
+    images:
+      description: Images in the mirror set.
+      type: int
+    present:
+      description: Images the mirror held already.
+      type: int
+    copied:
+      description: Images copied (in check mode, that would be).
+      type: int
+    bytes:
+      description: Bytes of every image.
+      type: int
+    bytes_to_copy:
+      description: Bytes of the images not in the mirror before.
+      type: int
+    blobs_uploaded:
+      description: Blobs streamed to the mirror.
+      type: int
+    blobs_mounted:
+      description: Blobs mounted from another repository of the mirror.
+      type: int
+catalog:
+  description: The rebuilt catalog.
+  returned: always
+  type: dict
+  contains:
+    source:
+      description: The source catalog image, with its digest.
+      type: str
+    image:
+      description: The rebuilt catalog in the mirror, by digest (empty in check mode when it was not pushed before).
+      type: str
+    digest:
+      description: Its digest.
+      type: str
+    packages:
+      description: The packages it keeps.
+      type: list
+      elements: str
+resources:
+  description: The cluster resources, as written to O(manifests_dir).
+  returned: with O(mirror)
+  type: dict
+  contains:
+    image_digest_mirror_set:
+      description: The ImageDigestMirrorSet (config.openshift.io/v1), one entry per source repository.
+      type: dict
+    image_tag_mirror_set:
+      description: The ImageTagMirrorSet, or null when no image is named by tag.
+      type: dict
+    catalog_source:
+      description: The CatalogSource (OLM v0) serving the rebuilt catalog.
+      type: dict
+    cluster_catalog:
+      description: The ClusterCatalog (OLM v1) of the rebuilt catalog.
+      type: dict
+mapping:
+  description: C(source=mirror) lines, one per image.
+  returned: with O(mirror)
+  type: list
+  elements: str
+files:
+  description: The files written to O(manifests_dir).
+  returned: with O(manifests_dir)
+  type: list
+  elements: str
+warnings:
+  description: Notes of the selection (a channel a range left empty).
+  returned: when there are any
+  type: list
+  elements: str
+"""
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.args import select_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror_run import run_mirror
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
+from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
+
+UNUSED = (
+    Unused(("select",), lambda p: not p["from_dir"], "with from_dir (the selection was made when the directory was written)"),
+    Unused(("catalog_image", "manifests_dir", "resource_name", "catalog_source_namespace"), lambda p: not p["to_dir"],
+           "with to_dir (they describe the mirror registry, which the run from the directory writes)"),
+)
+
+
+def argspec():
+    spec = dict(
+        source_image=dict(type="str"),
+        from_dir=dict(type="path"),
+        mirror=dict(type="str"),
+        to_dir=dict(type="path"),
+        select=select_argspec(),
+        catalog_image=dict(type="str"),
+        concurrency=dict(type="int", default=4),
+        manifests_dir=dict(type="path"),
+        resource_name=dict(type="str"),
+        catalog_source_namespace=dict(type="str", default="openshift-marketplace"),
+    )
+    spec.update(registry_argspec())
+    return spec
+
+
+def execute(module):
+    return run_mirror(module.params, check_mode=module.check_mode)
+
+
+def main():
+    module = MaskingAnsibleModule(argument_spec=argspec(), supports_check_mode=True,
+                                  mutually_exclusive=[("source_image", "from_dir"), ("mirror", "to_dir")],
+                                  required_one_of=[("source_image", "from_dir"), ("mirror", "to_dir")])
+    run_module(module, execute, requirements=[("PyYAML", YAML_IMPORT_ERROR)], unused=UNUSED)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""oci.copy between OCI layout directories (the same walk, skips and ordering as against registries, which
+tests/integration/registry/test_catalog_mirror.py proves): a two-platform index copied whole, a re-run copying
+nothing, a copy interrupted after its blobs resumed, a source blob that lies about its digest or size refused."""
+
+import io
+import json
+import os
+
+import pytest
+
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import OCI_INDEX, sha256_digest
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.copy import (
+    Copier,
+    CopyError,
+    LayoutStore,
+    _VerifyingReader,
+    run_all,
+)
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import DigestMismatchError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_directory_image
+
+REPO = "quay.io/example/app"
+
+
+def _image(tmp_path, platform, text):
+    src = tmp_path / ("src-" + platform.replace("/", "-"))
+    src.mkdir()
+    (src / "file").write_text(text)
+    return build_directory_image(str(src), "/", platform=platform)
+
+
+def _put(store, image):
+    for digest, data in image.blobs.items():
+        store.put_blob(REPO, {"digest": digest, "size": len(data)}, io.BytesIO(data))
+    store.put_manifest(REPO, image.digest, image.manifest_bytes, image.media_type)
+
+
+@pytest.fixture
+def source(tmp_path):
+    """A layout holding a two-platform index of REPO under tag v1."""
+    store = LayoutStore(str(tmp_path / "source"))
+    images = [_image(tmp_path, p, p) for p in ("linux/amd64", "linux/arm64")]
+    for image in images:
+        _put(store, image)
+    index = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
+        {"mediaType": i.media_type, "digest": i.digest, "size": len(i.manifest_bytes),
+         "platform": {"os": "linux", "architecture": i.config["architecture"]}} for i in images]}).encode()
+    store.put_manifest(REPO, "v1", index, OCI_INDEX, top=True)
+    store.save_index()
+    return store, images, sha256_digest(index)
+
+
+def test_index_copied_whole_then_nothing(source, tmp_path):
+    store, images, index_digest = source
+    dest = LayoutStore(str(tmp_path / "dest"))
+    copier = Copier(LayoutStore(store.directory), dest)
+    plan = copier.plan(REPO, "v1", REPO, "v1")
+    assert plan["digest"] == index_digest and not plan["present"]
+    assert [m[0] for m in plan["manifests"]] == [images[0].digest, images[1].digest, index_digest]  # children first
+    assert plan["size"] == sum(len(d) for i in images for d in i.blobs.values()) + sum(len(m[1]) for m in plan["manifests"])
+    stats = copier.copy(REPO, plan, REPO, "v1")
+    assert stats["uploaded"] == 4 and stats["exists"] == 0
+    assert dest.save_index() is True
+    for image in images:
+        for digest, data in image.blobs.items():
+            assert open(os.path.join(dest.directory, "blobs", "sha256", digest[7:]), "rb").read() == data
+    assert LayoutStore(dest.directory).head_manifest(REPO, "v1") == {"digest": index_digest}
+
+    again = Copier(LayoutStore(store.directory), LayoutStore(dest.directory))
+    plan = again.plan(REPO, "v1", REPO, "v1")
+    assert plan["present"] and again.copy(REPO, plan, REPO, "v1")["uploaded"] == 0
+
+
+def test_interrupted_copy_resumes(source, tmp_path, monkeypatch):
+    store, images, index_digest = source
+    dest = LayoutStore(str(tmp_path / "dest"))
+    copier = Copier(store, dest)
+    plan = copier.plan(REPO, "v1", REPO, "v1")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dest, "put_manifest", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        copier.copy(REPO, plan, REPO, "v1")
+    monkeypatch.undo()
+    assert not dest.has_manifest(REPO, index_digest)  # no manifest names a blob the destination lacks
+    resumed = Copier(store, LayoutStore(dest.directory))
+    plan = resumed.plan(REPO, "v1", REPO, "v1")
+    assert not plan["present"]
+    stats = resumed.copy(REPO, plan, REPO, "v1")
+    assert stats == {"uploaded": 0, "mounted": 0, "exists": 4, "bytes": 0}
+    assert resumed.dest.has_manifest(REPO, index_digest)
+    assert not [n for n in os.listdir(os.path.join(dest.directory, "blobs", "sha256")) if n.startswith(".")]
+
+
+@pytest.mark.parametrize("data, size, message", [
+    (b"abce", 4, "failed digest verification"),
+    (b"abc", 4, "ended after 3 of 4 bytes"),
+    (b"abcdef", 4, "larger than its descriptor's 4 bytes"),
+])
+def test_verifying_reader_refuses_what_the_descriptor_does_not_say(data, size, message):
+    reader = _VerifyingReader(io.BytesIO(data), sha256_digest(b"abcd"), size, "source app")
+    with pytest.raises(DigestMismatchError, match=message):
+        while reader.read(2):
+            pass
+
+
+def test_layout_refuses_a_manifest_under_another_digest_and_a_missing_image(tmp_path):
+    store = LayoutStore(str(tmp_path / "l"))
+    with pytest.raises(CopyError, match="manifest content is"):
+        store.put_manifest(REPO, "sha256:" + "0" * 64, b"{}", "application/json")
+    with pytest.raises(CopyError, match="holds no image quay.io/example/app:v9"):
+        store.get_manifest(REPO, "v9")
+
+
+def test_run_all_collects_every_failure():
+    def fail():
+        raise ValueError("boom")
+
+    results = run_all([lambda: 1, fail, lambda: 3], 2)
+    assert [r for r, _e in results] == [1, None, 3]
+    assert str(results[1][1]) == "boom"
