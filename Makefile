@@ -65,7 +65,7 @@ PYTEST_REPORT := --durations=15
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator demo build clean distclean \
+	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator bench-mirror demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -334,6 +334,12 @@ ee: build ## AWX/AAP execution environment: ansible-builder create into .build/e
 bench: venv ## Benchmark our FBC engine against opm side by side (not a test; needs `make testbed-build`)
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/run.py --out $(BUILD_DIR)/bench/results.json --markdown $(BUILD_DIR)/bench/results.md $(BENCH_ARGS)
+
+bench-mirror: collection-link testbed-deps ## Benchmark catalog_mirror's copy against skopeo and its filter against oc-mirror's catalog-filter (not a test)
+	@mkdir -p $(BUILD_DIR)/bench
+	benchmarks/mirror/install-skopeo.sh
+	$(PY) benchmarks/mirror/run.py --out $(BUILD_DIR)/bench/mirror.json --markdown $(BUILD_DIR)/bench/mirror.md $(BENCH_ARGS)
+	$(PY) benchmarks/mirror/filter.py --out $(BUILD_DIR)/bench/mirror-filter.json --markdown $(BUILD_DIR)/bench/mirror-filter.md
 
 bench-olm: collection-link testbed-deps ## Benchmark olm_operator against kubernetes.core on the testbed (brings it up if needed; not a test)
 	@mkdir -p $(BUILD_DIR)/bench
