@@ -256,14 +256,14 @@ smoke-exclusive: collection-link
 # Molecule scenarios of the roles (molecule/<scenario>/): no instances, the plays run on localhost against the
 # testbed, whose variables file KUBEFORGE_TESTBED_VARS names. MOLECULE_GLOB keeps the collection's top-level molecule/
 # directory without molecule's "migrate to extensions/molecule" warning.
-MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish
+MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish catalog_mirror
 .PHONY: molecule
 # A testbed this target starts is stopped again at the end (as the pytest session fixture does), failure or not.
 molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
 	$(MAKE) testbed-build
 	@if $(TESTBED) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(TESTBED) down' EXIT; fi; \
-	$(TESTBED) up >/dev/null; \
+	$(TESTBED) up --olmv1 >/dev/null; \
 	vars="$$($(TESTBED) ansible-vars)"; \
 	mkdir -p .build/molecule; \
 	for s in $(MOLECULE_SCENARIOS); do \
@@ -283,7 +283,7 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 TEST_LOGS := $(BUILD_DIR)/test-logs
 # The scenarios in two lanes of about equal length (the preflight first); together they are MOLECULE_SCENARIOS.
 MOLECULE_LANE_A := default olm_operator canary_rollout
-MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish
+MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish catalog_mirror
 # The checks that need no cluster run at a lower CPU priority: the testbed lane is the longer one (its tests wait on
 # the cluster, which needs the CPU), and the checks still end well before it, in the time it leaves idle.
 NICE_LANE := nice -n 10

@@ -63,6 +63,16 @@ options:
         C(index.json) names every image by its source reference.
     type: path
     version_added: 0.1.0
+  blocked_images:
+    description:
+      - Images of the kept bundles not to mirror, as oc-mirror v2's C(mirror.blockedImages[].name) - regular
+        expressions, one matching anywhere in the reference as the catalog names it (V(^quay[.]io/example/debug)).
+        They are left out of the copy, the mirror sets and the mapping, and listed in RV(blocked); the catalog still
+        names them.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.1.0
   catalog_image:
     description:
       - Where the rebuilt catalog goes in the mirror. Default - its source repository under O(mirror), with the
@@ -237,6 +247,11 @@ resources:
     cluster_catalog:
       description: The ClusterCatalog (OLM v1) of the rebuilt catalog.
       type: dict
+blocked:
+  description: The images of the kept bundles that O(blocked_images) left out.
+  returned: always
+  type: list
+  elements: str
 mapping:
   description: C(source=mirror) lines, one per image.
   returned: with O(mirror)
@@ -262,7 +277,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.options import
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 UNUSED = (
-    Unused(("select",), lambda p: not p["from_dir"], "with from_dir (the selection was made when the directory was written)"),
+    Unused(("select", "blocked_images"), lambda p: not p["from_dir"],
+           "with from_dir (the selection was made when the directory was written)"),
     Unused(("catalog_image", "manifests_dir", "resource_name", "catalog_source_namespace"), lambda p: not p["to_dir"],
            "with to_dir (they describe the mirror registry, which the run from the directory writes)"),
 )
@@ -275,6 +291,7 @@ def argspec():
         mirror=dict(type="str"),
         to_dir=dict(type="path"),
         select=select_argspec(),
+        blocked_images=dict(type="list", elements="str", default=[]),
         catalog_image=dict(type="str"),
         concurrency=dict(type="int", default=4),
         manifests_dir=dict(type="path"),

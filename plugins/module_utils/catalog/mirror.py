@@ -16,6 +16,7 @@ __metaclass__ = type
 import copy
 import io
 import json
+import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import OCI_MANIFEST, sha256_digest
@@ -65,6 +66,18 @@ def check_mirror(mirror):
     except InvalidReferenceError as e:
         raise MirrorError("mirror %r is not a registry host with an optional path: %s" % (excerpt(mirror, 100), e)) from None
     return text
+
+
+def blocked_matcher(patterns):
+    """``matches(reference text)`` for oc-mirror v2's ``blockedImages``: regular expressions searched in the
+    reference; an invalid one is a MirrorError naming it."""
+    compiled = []
+    for pattern in patterns or ():
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as e:
+            raise MirrorError("blocked_images: %r is not a valid regular expression: %s" % (excerpt(pattern, 100), e)) from None
+    return lambda text: any(c.search(text) for c in compiled)
 
 
 def bundle_images(cfg):

@@ -16,6 +16,7 @@ import tempfile
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import (
     Mirror,
     MirrorError,
+    blocked_matcher,
     bundle_images,
     catalog_source,
     check_mirror,
@@ -57,11 +58,6 @@ def _job(source, source_repository, dest_repository, tag, bundles=()):
     return _Job((source, source_repository, dest_repository, tag, list(bundles)))
 
 
-def _store(params, ref_text, explicit_credentials):
-    kwargs = registry_client_kwargs(params, credentials=explicit_credentials)
-    return RegistryStore(client_for(parse_reference(ref_text), **kwargs))
-
-
 def _dest_name(params, ref):
     """How the destination names ``ref``: its repository under the mirror, or its full name in a layout."""
     if params["mirror"]:
@@ -90,6 +86,17 @@ class _Run:
         self.work = tempfile.mkdtemp(prefix="kubeforge-mirror-")
         self.warnings = []
         self.packages = []
+        self.blocked = []
+        self.stores = {}
+        self.credentials_for = None
+
+    def store(self, ref_text):
+        """One store (one client: tokens are reused) per registry; the explicit credentials only for theirs."""
+        ref = parse_reference(ref_text)
+        if ref.registry not in self.stores:
+            kwargs = registry_client_kwargs(self.params, credentials=ref.registry == self.credentials_for)
+            self.stores[ref.registry] = RegistryStore(client_for(ref, **kwargs))
+        return self.stores[ref.registry]
 
     def close(self):
         shutil.rmtree(self.work, ignore_errors=True)
@@ -97,24 +104,22 @@ class _Run:
     # ------------------------------------------------------------------ sources
     def from_image(self, catalog_ref):
         """Source store, catalog job and the image jobs of the kept bundles, and the rebuilt catalog's directory.
-        Explicit credentials go to the catalog's registry only when writing to a directory (else to the mirror);
-        every other registry's come from the auth files."""
+        Explicit credentials go to the registry written to (see :meth:`store`); the others' come from the auth files."""
         params = self.params
         catalog = parse_reference(params["source_image"])
-        source = _store(params, params["source_image"], explicit_credentials=bool(params["to_dir"]))
-        stores = {catalog.registry: source}
+        source = self.store(params["source_image"])
         fbc_path, pulled = pull_catalog(catalog, os.path.join(self.work, "pulled"), client=source.client)
         cfg, self.warnings = _select(fbc_path, params["select"])
         self.packages = cfg.package_names()
         fbc_dir = os.path.join(self.work, "configs")
         _write_fbc(cfg, fbc_dir)
+        blocked = blocked_matcher(params["blocked_images"])
+        images = bundle_images(cfg)
+        self.blocked = sorted(text for text in images if blocked(text))
         jobs = []
-        for ref, bundles in parse_images(bundle_images(cfg)):
-            store = stores.get(ref.registry)
-            if store is None:
-                store = stores[ref.registry] = _store(params, str(ref), explicit_credentials=False)
-            jobs.append((store, _job(ref, ref.repository, self._dest_repository(ref), None if ref.digest else ref.tag,
-                                     bundles)))
+        for ref, bundles in parse_images(dict((t, b) for t, b in images.items() if t not in self.blocked)):
+            tag = None if ref.digest else ref.tag
+            jobs.append((self.store(str(ref)), _job(ref, ref.repository, self._dest_repository(ref), tag, bundles)))
         # the source catalog goes where the rebuilt one goes: its layers are the rebuilt one's base layers
         catalog_job = _job(catalog, catalog.repository, self._catalog_repository(catalog, catalog_ref), None)
         return source, catalog_job, jobs, fbc_dir, pulled.ref
@@ -150,11 +155,14 @@ class _Run:
             raise MirrorError("from_dir with to_dir copies one directory into another; give mirror instead of to_dir")
         if params["mirror"]:
             params["mirror"] = check_mirror(params["mirror"])
+        # the explicit credentials are the registry's written to: the mirror's, or with to_dir the catalog's
+        written = params["mirror"] + "/x" if params["mirror"] else params["source_image"]
+        self.credentials_for = parse_reference(written).registry if written else None
         concurrency = params["concurrency"]
         if not 1 <= concurrency <= MAX_CONCURRENCY:
             raise MirrorError("concurrency must be between 1 and %d, not %d" % (MAX_CONCURRENCY, concurrency))
         if params["mirror"]:
-            dest = _store(params, params["mirror"] + "/x", explicit_credentials=True)
+            dest = self.store(params["mirror"] + "/x")
         else:
             dest = LayoutStore(params["to_dir"])
         if params["source_image"]:
@@ -171,7 +179,7 @@ class _Run:
             fbc_dir, source_ref = None, str(catalog)
         plans = self.plan(jobs, dest, concurrency)
         images, totals = self.report(plans)
-        result = {"images": images, "totals": totals, "warnings": list(self.warnings)}
+        result = {"images": images, "totals": totals, "blocked": self.blocked, "warnings": list(self.warnings)}
         changed = totals["copied"] > 0
         if not self.check_mode:
             self.copy(plans, dest, concurrency, images, totals)

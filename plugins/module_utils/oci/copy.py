@@ -357,6 +357,8 @@ class Copier:
         if self.dest.has_blob(dest_repository, digest):
             self.dest.holds(dest_repository, digest)
             return "exists"
+        if self.source is self.dest:
+            self.dest.holds(repository, digest)  # one registry: mounted from the source repository, not copied
         where = "%s %s" % (self.source.name, repository)
         with self.source.open_blob(repository, digest) as stream:
             reader = _VerifyingReader(stream, digest, int(desc.get("size") or 0), where, not self.dest.verifies_digests)

@@ -6,6 +6,7 @@ and the errors for a bad selection and a refused push."""
 
 import base64
 import hashlib
+import io
 import json
 import os
 import signal
@@ -44,7 +45,7 @@ def _push_big_image(client, repo, tmp, platform):
     path = tmp / ("big-%s" % platform.replace("/", "-"))
     digest = hashlib.sha256()
     with open(path, "wb") as f:
-        for _ in range(BIG // (1 << 20)):
+        for _chunk in range(BIG // (1 << 20)):
             chunk = os.urandom(1 << 20)
             digest.update(chunk)
             f.write(chunk)
@@ -127,7 +128,7 @@ def auth(registry, token_registry, tmp_path_factory):
 
 
 def _params(**kw):
-    params = dict(source_image=None, from_dir=None, mirror=None, to_dir=None, select=None, catalog_image=None,
+    params = dict(source_image=None, from_dir=None, mirror=None, to_dir=None, select=None, blocked_images=[], catalog_image=None,
                   concurrency=4, manifests_dir=None, resource_name=None, catalog_source_namespace="openshift-marketplace",
                   registry_username=None, registry_password=None, docker_config=None, ca_file=None,
                   validate_certs=True, plain_http=False, timeout=60)
@@ -135,8 +136,10 @@ def _params(**kw):
     return params
 
 
-SELECT = {"full": False, "packages": [{"name": "demo", "min_version": "1.1.0", "max_version": None,
-                                        "default_channel": None, "installed_version": None, "channels": []}]}
+SELECT = {
+    "full": False,
+    "packages": [{"name": "demo", "min_version": "1.1.0", "max_version": None, "default_channel": None, "installed_version": None, "channels": []}],
+}
 
 
 def _run(params, check_mode=False):
@@ -150,7 +153,7 @@ def _assert_copied(src_client, dst_client, source_ref, mirror_ref):
     src_repo = source_ref.split("/", 1)[1].split("@")[0].split(":")[0]
     dst_repo = mirror_ref.split("/", 1)[1].split("@")[0].split(":")[0]
     digest = mirror_ref.split("@")[1]
-    data, media_type, _ = src_client.get_manifest(src_repo, digest)
+    data = src_client.get_manifest(src_repo, digest)[0]
     assert dst_client.get_manifest(dst_repo, digest)[0] == data
     doc = json.loads(data)
     for child in doc.get("manifests") or ():
@@ -295,6 +298,15 @@ def test_mirror_errors(source, auth, token_registry, tmp_path):
         _run(_params(source_image=source["catalog"], mirror="%s/kubeforge/bad" % token_registry.host, select=bad, **auth))
     assert dst.head_manifest("kubeforge/bad/kubeforge/demo-bundle", "latest") is None
 
+    with pytest.raises(MirrorError, match="blocked_images: '\\(' is not a valid regular expression"):
+        _run(_params(source_image=source["catalog"], mirror="%s/kubeforge/bad" % token_registry.host, select=SELECT,
+                     blocked_images=["("], **auth), check_mode=True)
+    # a blocked image is left out of the plan (and so of the copy and the mirror sets)
+    blocked = _run(_params(source_image=source["catalog"], mirror="%s/kubeforge/bad" % token_registry.host, select=SELECT,
+                           blocked_images=["/kubeforge/helper:"], **auth), check_mode=True)
+    assert blocked["blocked"] == [source["helper"]] and len(blocked["images"]) == 4
+    assert source["helper"] not in [i["source"] for i in blocked["images"]]
+
     # a mirror that cannot be read: nothing is copied, every image is named
     with pytest.raises(MirrorError, match="nothing was copied: 5 image.s. could not be looked up") as unreadable:
         _run(_params(source_image=source["catalog"], mirror="%s/denied" % token_registry.host, select=SELECT, **auth))
@@ -365,10 +377,20 @@ def test_module_via_ansible_playbook(source, auth, token_registry, tmp_path, run
     # demo 1.0.0 only: the catalog, one bundle, the operator index (no helper: 1.0.0 does not name it)
     assert plan["changed"] is True and plan["totals"]["images"] == 3 and plan["totals"]["present"] == 0
     assert mirrored["changed"] is True and mirrored["totals"]["copied"] == 3
-    assert mirrored["resources"]["catalog_source"]["metadata"] == {"name": "mirrored-operators",
-                                                                  "namespace": "openshift-marketplace"}
+    assert mirrored["resources"]["catalog_source"]["metadata"] == {"name": "mirrored-operators", "namespace": "openshift-marketplace"}
     assert mirrored["resources"]["image_tag_mirror_set"] is None
     assert sorted(os.listdir(tmp_path / "manifests")) == ["catalogsource.yaml", "clustercatalog.yaml",
                                                           "imagedigestmirrorset.yaml", "mapping.txt"]
     assert again["changed"] is False and again["totals"]["present"] == 3
     assert refused["failed"] is True and "select has no effect with from_dir" in refused["msg"]
+
+
+def test_the_registry_refuses_an_upload_of_another_digest(token_registry):
+    """What lets a registry-to-registry copy skip hashing on our side: the registry checks every upload's digest."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import RegistryError
+
+    client = token_registry.client()
+    claimed = "sha256:" + hashlib.sha256(b"what the source said").hexdigest()
+    with pytest.raises(RegistryError, match="DIGEST_INVALID"):
+        client.upload_blob_stream("kubeforge/digest-check", claimed, 9, io.BytesIO(b"tampered!"))
+    assert not client.blob_exists("kubeforge/digest-check", claimed)
