@@ -70,7 +70,7 @@ def summary(directory):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out")
     parser.add_argument("--markdown")

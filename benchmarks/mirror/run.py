@@ -237,7 +237,7 @@ def run_tool(tool, source, dest, images, work, env):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--repos", type=int, default=8)
     parser.add_argument("--big-mib", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)

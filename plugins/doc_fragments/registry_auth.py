@@ -65,4 +65,10 @@ options:
 notes:
   - The options whose description starts with B(Registry access.) say how to reach the image registries;
     C(ansible-doc) sorts them among the module's own options.
+  - Images are pulled through the registry mirrors podman, skopeo and CRI-O use - containers-registries.conf(5)
+    version 2, from E(CONTAINERS_REGISTRIES_CONF), else C(~/.config/containers/registries.conf), else
+    C(/etc/containers/registries.conf), with the C(registries.conf.d) drop-ins beside it (what OpenShift writes on
+    its nodes for an ImageDigestMirrorSet). Each applicable mirror is tried in order, then the registry itself
+    unless it is blocked; a mirror on another registry gets its credentials from the auth files, and C(ca_file) and
+    C(validate_certs) apply to it too (C(insecure = true) turns its TLS verification off).
 """

@@ -106,6 +106,7 @@ options:
 notes:
   - O(registry_username) and O(registry_password) are the credentials of the registry written to, O(mirror)
     (with O(to_dir), of the source registry); the other registry's come from the auth files O(docker_config) says.
+  - The source images are read as the catalog names them, not through registries.conf mirrors.
   - The mirror registry needs no tag for the images it gets by digest; it must keep untagged manifests (a
     registry's garbage collection with C(--delete-untagged) removes them).
 extends_documentation_fragment:

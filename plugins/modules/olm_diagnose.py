@@ -38,7 +38,9 @@ description:
     V(ServiceAccountMissing), V(InsufficientPermissions), V(OwnershipConflict), V(BundleUnpackFailed),
     V(ResolutionBlocked) (a catalog that is not served stops every resolution),
     V(ExtensionBlocked), V(Retrying) for other errors - and V(NoCatalog), V(CatalogNotServing),
-    V(OLMv1ControllerUnavailable), V(NotReconciled), and the pod causes above (V(PodSecurityRejected),
+    V(OLMv1ControllerUnavailable) (a Deployment of OLM v1 that is not available, or a ClusterExtension or
+    ClusterCatalog whose conditions are of an older generation than its spec - the controller has not acted on the
+    last change), V(NotReconciled), and the pod causes above (V(PodSecurityRejected),
     V(SCCRejected), V(CrashLoop), V(ImagePullFailed)).'
   - With O(dest), everything read is also written to a gzip'd tarball for a support case, atomically - one JSON
     C(List) per kind, as C(kubectl get -o json) writes it (C(managedFields) dropped; values of environment variables

@@ -12,6 +12,7 @@ __metaclass__ = type
 import os
 import shutil
 import tempfile
+from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import (
     Mirror,
@@ -50,12 +51,13 @@ RESOURCE_FILES = (
 )
 
 
-class _Job(tuple):
-    """(source ImageReference, source repository, destination repository, destination tag or None, bundles)."""
+# One image to copy: its source ImageReference, the repository to read (a layout's: the full name), the repository
+# to write, the tag to write (None: by digest only) and the bundles that name it.
+Job = namedtuple("Job", ["source", "source_repository", "dest_repository", "tag", "bundles"])
 
 
 def _job(source, source_repository, dest_repository, tag, bundles=()):
-    return _Job((source, source_repository, dest_repository, tag, list(bundles)))
+    return Job(source, source_repository, dest_repository, tag, list(bundles))
 
 
 def _dest_name(params, ref):
@@ -108,7 +110,8 @@ class _Run:
         params = self.params
         catalog = parse_reference(params["source_image"])
         source = self.store(params["source_image"])
-        fbc_path, pulled = pull_catalog(catalog, os.path.join(self.work, "pulled"), client=source.client)
+        # the source as named: registries.conf mirrors would read the mirror this run writes
+        fbc_path, pulled = pull_catalog(catalog, os.path.join(self.work, "pulled"), client=source.client, mirrors={})
         cfg, self.warnings = _select(fbc_path, params["select"])
         self.packages = cfg.package_names()
         fbc_dir = os.path.join(self.work, "configs")
@@ -185,17 +188,17 @@ class _Run:
             self.copy(plans, dest, concurrency, images, totals)
         catalog_plan = plans[0][1]
         if fbc_dir is not None:
-            rebuilt, top = rebuild_catalog(source, catalog_job[1], catalog_plan, fbc_dir)
-            catalog = self.push_catalog(dest, catalog_ref, catalog_job[2], rebuilt, top)
+            rebuilt, top = rebuild_catalog(source, catalog_job.source_repository, catalog_plan, fbc_dir)
+            catalog = self.push_catalog(dest, catalog_ref, catalog_job.dest_repository, rebuilt, top)
         else:
             catalog = {"digest": catalog_plan["digest"], "changed": not catalog_plan["present"],
-                       "image": self._catalog_text(catalog_ref, catalog_job[2], catalog_job[3], catalog_plan["digest"])}
+                       "image": self._catalog_text(catalog_ref, catalog_job.dest_repository, catalog_job.tag, catalog_plan["digest"])}
         changed |= catalog.pop("changed")
         catalog.update(source=source_ref, packages=self.packages)
         result["catalog"] = catalog
         if isinstance(dest, LayoutStore):
             if not self.check_mode:
-                dest.annotate(catalog_job[2], catalog_ref.tag or "latest", {CATALOG_ANNOTATION: "true"})
+                dest.annotate(catalog_job.dest_repository, catalog_ref.tag or "latest", {CATALOG_ANNOTATION: "true"})
             changed |= dest.save_index(self.check_mode)
         if params["mirror"]:
             changed |= self.resources(result, plans[1:], catalog_ref, catalog)
@@ -218,7 +221,7 @@ class _Run:
             failures += failed
         if failures:
             raise MirrorError("nothing was copied: " + failure_message("looked up in the source and the mirror", failures, 0),
-                              result={"failed": [{"source": str(job[0]), "error": msg} for job, msg in failures]})
+                              result={"failed": [{"source": str(job.source), "error": msg} for job, msg in failures]})
         order = dict((id(job), i) for i, (_store, job) in enumerate(jobs))
         return [(job, plan, store) for store, job, plan in sorted(plans, key=lambda p: order[id(p[1])])]
 
@@ -264,13 +267,13 @@ class _Run:
         if failures:
             if isinstance(dest, LayoutStore):
                 dest.save_index()  # what did copy stays listed, so the next run skips it
-            failed = set(str(job[0]) for job, _msg in failures)
+            failed = set(str(job.source) for job, _msg in failures)
             for image in images:
                 if image["source"] in failed:
                     image["state"] = "failed"
             raise MirrorError(failure_message("copied", failures, copied) + "; run again to copy the rest",
                               result={"images": images, "totals": totals,
-                                      "failed": [{"source": str(job[0]), "error": msg} for job, msg in failures]})
+                                      "failed": [{"source": str(job.source), "error": msg} for job, msg in failures]})
 
     def push_catalog(self, dest, catalog_ref, repository, rebuilt, top):
         tag = catalog_ref.tag or "latest"
@@ -290,7 +293,7 @@ class _Run:
 
     def resources(self, result, plans, catalog_ref, catalog):
         params = self.params
-        pairs = [(job[0], _dest_name(params, job[0])) for job, _plan, _store in plans]
+        pairs = [(job.source, _dest_name(params, job.source)) for job, _plan, _store in plans]
         name = params["resource_name"] or resource_name(catalog_ref)
         catalog_image = "%s@%s" % (catalog_ref.name, catalog["digest"])
         idms, itms = mirror_sets(pairs, name)

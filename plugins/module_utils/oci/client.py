@@ -151,6 +151,9 @@ class RegistryClient:
         self.registry = registry
         self.api_host = "registry-1.docker.io" if registry == "docker.io" else registry
         self.credentials = credentials
+        self.ca_file = ca_file
+        self.verify = verify
+        self.docker_config = None  # where client_for() looked for credentials: for_registry() looks there too
         self.plain_http = bool(plain_http)
         self.timeout = timeout
         self.user_agent = user_agent
@@ -176,6 +179,16 @@ class RegistryClient:
         if is_loopback_host(self.api_host):
             handlers.append(ProxyHandler({}))
         self._opener = build_opener(*handlers)
+
+    def for_registry(self, registry, verify=None):
+        """A client for another registry (a mirror) with this one's TLS settings and timeout; its credentials come
+        from the auth files only (explicit credentials stay with the registry they were given for)."""
+        creds = resolve_credentials(registry, None, None, self.docker_config)
+        client = RegistryClient(registry, credentials=creds, ca_file=self.ca_file,
+                                verify=self.verify if verify is None else verify, plain_http=self.plain_http,
+                                timeout=self.timeout, user_agent=self.user_agent)
+        client.docker_config = self.docker_config
+        return client
 
     def __repr__(self):
         return "RegistryClient(%r, user=%r)" % (self.registry, self.credentials.username if self.credentials else None)
@@ -567,8 +580,10 @@ def client_for(ref, username=None, password=None, docker_config=None, ca_file=No
     if isinstance(ref, str):
         ref = parse_reference(ref)
     creds = resolve_credentials(ref.registry, username, password, docker_config)
-    return RegistryClient(ref.registry, credentials=creds, ca_file=ca_file, verify=verify, plain_http=plain_http,
-                          timeout=timeout)
+    client = RegistryClient(ref.registry, credentials=creds, ca_file=ca_file, verify=verify, plain_http=plain_http,
+                            timeout=timeout)
+    client.docker_config = docker_config
+    return client
 
 
 __all__ = [

@@ -27,6 +27,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client imp
     client_for,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import OCIError, UnsafeLayerError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.mirrors import load as load_mirrors
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.mirrors import pull_endpoints
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 
 WHITEOUT_PREFIX = ".wh."
@@ -167,22 +169,42 @@ def extract_layer(fileobj, dest):
     return skipped
 
 
-def pull_image(ref, dest_dir, client=None, platform=DEFAULT_PLATFORM, **client_kwargs):
+def resolve_pull(ref, client, platform=DEFAULT_PLATFORM, mirrors=None):
+    """``(client, reference pulled, resolved image)`` of ``ref``, through the registry mirrors podman reads
+    (``oci.mirrors``; ``mirrors``: their ``{prefix: entry}``, None for the default files, ``{}`` for none): each
+    applicable mirror in order, then the source. ``client`` is the source registry's; a mirror on another registry
+    gets a sibling client (same TLS settings, credentials from the auth files)."""
+    endpoints = pull_endpoints(load_mirrors() if mirrors is None else mirrors, ref)
+    if endpoints == [(ref, False)]:
+        return client, ref, client.resolve_image(ref.repository, ref.reference, platform)
+    errors = []
+    for candidate, insecure in endpoints:
+        same = candidate.registry == client.registry and not insecure
+        endpoint_client = client if same else client.for_registry(candidate.registry, verify=False if insecure else None)
+        try:
+            return endpoint_client, candidate, endpoint_client.resolve_image(candidate.repository, candidate.reference, platform)
+        except OCIError as e:  # the next mirror, then the source, as containers/image goes on
+            errors.append("%s: %s" % (candidate, e))
+    raise OCIError("image %s: neither its mirrors (registries.conf) nor its registry could give it: %s" % (
+        ref, "; ".join(errors)))
+
+
+def pull_image(ref, dest_dir, client=None, platform=DEFAULT_PLATFORM, mirrors=None, **client_kwargs):
     """Pull ``ref`` and unpack its layers into ``dest_dir``. Returns a :class:`PulledImage`.
 
     ``client``: a ``RegistryClient`` for the reference's registry; otherwise one is built with
     ``client_for(ref, **client_kwargs)`` (``username``, ``password``, ``docker_config``, ``ca_file``, ``verify``,
-    ``plain_http``, ``timeout``).
+    ``plain_http``, ``timeout``). The pull goes through the registry mirrors of :func:`resolve_pull` (``mirrors``).
     """
     parsed = parse_reference(ref) if isinstance(ref, str) else ref
     client = client or client_for(parsed, **client_kwargs)
-    resolved = client.resolve_image(parsed.repository, parsed.reference, platform)
+    client, source, resolved = resolve_pull(parsed, client, platform, mirrors)
     os.makedirs(dest_dir, exist_ok=True)
     for desc in resolved["manifest"].get("layers") or []:
         if desc.get("mediaType") == OCI_LAYER_ZSTD:
             raise OCIError("image %s: zstd-compressed layers are not supported" % parsed)
         with tempfile.TemporaryFile() as tmp:
-            client.download_blob(parsed.repository, desc["digest"], tmp.write)
+            client.download_blob(source.repository, desc["digest"], tmp.write)
             tmp.seek(0)
             extract_layer(tmp, dest_dir)
     return PulledImage(dest_dir, str(parsed), resolved["digest"], resolved["manifest"], resolved["config"])
@@ -208,13 +230,13 @@ def pull_bundle(ref, dest_dir=None, client=None, platform=DEFAULT_PLATFORM, **cl
     return root
 
 
-def pull_catalog(ref, dest_dir, client=None, platform=DEFAULT_PLATFORM, **client_kwargs):
+def pull_catalog(ref, dest_dir, client=None, platform=DEFAULT_PLATFORM, mirrors=None, **client_kwargs):
     """Pull a catalog (index) image into ``dest_dir``; returns ``(path of its file-based catalog, PulledImage)``.
 
     The catalog is the directory the ``operators.operatorframework.io.index.configs.v1`` label names, as opm and
     catalogd read it; an image without the label is refused.
     """
-    pulled = pull_image(ref, dest_dir, client=client, platform=platform, **client_kwargs)
+    pulled = pull_image(ref, dest_dir, client=client, platform=platform, mirrors=mirrors, **client_kwargs)
     configs = pulled.labels.get(CATALOG_CONFIGS_LABEL)
     if not configs:
         raise OCIError(f"image {pulled.ref} is not a catalog image: it has no label {CATALOG_CONFIGS_LABEL}")

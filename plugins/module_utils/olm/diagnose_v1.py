@@ -151,7 +151,37 @@ def _controllers(snap):
     return findings
 
 
-CHECKS = (_extension, _service_account, _catalogs, admission_rejections, stuck_pods, _controllers)
+def _lag(obj):
+    """``(generation, newest observedGeneration of its conditions)`` when the controller has not acted on the
+    object's current generation, else None."""
+    generation = (obj.get("metadata") or {}).get("generation")
+    observed = [c.get("observedGeneration") for c in status(obj).get("conditions") or () if isinstance(c.get("observedGeneration"), int)]
+    if not isinstance(generation, int) or not observed or max(observed) >= generation:
+        return None
+    return generation, max(observed)
+
+
+def _unprocessed(snap):
+    """A controller that is down leaves no trace where the testbed (or a cluster) runs it outside a Deployment: its
+    objects' conditions stay at an older generation. Right after a change that is normal for a moment."""
+    findings = []
+    lagging = [("operator-controller", "ClusterExtension", snap["extension"])]
+    lagging += [("catalogd", "ClusterCatalog", c) for c in snap["clustercatalogs"]]
+    for controller, kind, obj in lagging:
+        lag = _lag(obj)
+        if lag:
+            findings.append(
+                Finding(
+                    "OLMv1ControllerUnavailable",
+                    f"{controller} has not acted on generation {lag[0]} of {kind} {name_of(obj)} (its conditions are of generation {lag[1]})",
+                    f"if that lasts more than a few seconds, {controller} is not running or not keeping up: check it (its pods and logs in OLM v1's namespace)",
+                    [f"{kind}/{name_of(obj)}"],
+                )
+            )
+    return findings
+
+
+CHECKS = (_extension, _service_account, _catalogs, admission_rejections, stuck_pods, _controllers, _unprocessed)
 
 
 def diagnose(snapshot):

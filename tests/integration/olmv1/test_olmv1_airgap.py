@@ -93,9 +93,10 @@ def test_install_from_the_mirror_with_the_source_registry_stopped(testbed, olmv1
             bundles[version] = f"{source.host}/kubeforge/{V1DEMO_PACKAGE}-bundle@{pushed['digest']}"
         template = tmp_path / "template.yaml"
         template.write_text(yaml.safe_dump(_template(bundles), sort_keys=False))
-        # the bundles' objects stay in the catalog (no migration): olm_cluster_extension reads them there, so only
-        # operator-controller needs a bundle image - from the mirror
-        rendered = run("catalog_render", dict(src_auth, template=str(template), dest=str(tmp_path / "catalog") + "/"))
+        # the bundles' objects leave the catalog (OpenShift 4.17+'s migration): olm_cluster_extension reads them from
+        # the bundle images, so both it and operator-controller pull the bundles - from the mirror
+        rendered = run("catalog_render", dict(src_auth, template=str(template), dest=str(tmp_path / "catalog") + "/",
+                                              migrate_level="bundle-object-to-csv-metadata"))
         assert not rendered.get("failed"), rendered
         catalog = run("catalog_image", dict(src_auth, path=str(tmp_path / "catalog"), image=f"{source.host}/kubeforge/index:v1", push=True))
         assert not catalog.get("failed"), catalog
@@ -123,11 +124,20 @@ def test_install_from_the_mirror_with_the_source_registry_stopped(testbed, olmv1
     assert idms["spec"]["imageDigestMirrors"] == [{"source": f"{source.host}/kubeforge/{V1DEMO_PACKAGE}-{kind}",
                                                    "mirrors": [f"{mirror}/kubeforge/{V1DEMO_PACKAGE}-{kind}"]}
                                                   for kind in ("agent", "bundle", "operator")]
+    # the module reads the bundle images through the same registries.conf (CONTAINERS_REGISTRIES_CONF, as podman),
+    # with the mirror's credentials in an auth file (the explicit ones are for the catalog's registry)
+    conf = tmp_path / "registries.conf"
+    conf.write_text(registries_conf(idms))
+    mirror_auth = tmp_path / "mirror-auth.json"
+    token = base64.b64encode(f"{olmv1['registry_username']}:{olmv1['registry_password']}".encode()).decode()
+    mirror_auth.write_text(json.dumps({"auths": {olmv1["registry"]: {"auth": token}}}))
     extension = dict(
         name=NAME, namespace=NAME, package=V1DEMO_PACKAGE, create_service_account=True,
         catalog_selector={"matchLabels": {"olm.operatorframework.io/metadata.name": NAME}},
-        registry_auth=dict(username=olmv1["registry_username"], password=olmv1["registry_password"], ca_file=olmv1["registry_ca_file"]),
+        registry_auth=dict(username=olmv1["registry_username"], password=olmv1["registry_password"], ca_file=olmv1["registry_ca_file"],
+                           docker_config=str(mirror_auth)),
         wait=True, wait_timeout=240, kubeconfig=kubeconfig)
+    through_mirrors = {"CONTAINERS_REGISTRIES_CONF": str(conf)}
     try:
         custom = k8s.CustomObjectsApi(api)
         custom.create_cluster_custom_object("olm.operatorframework.io", "v1", "clustercatalogs", cluster_catalog)
@@ -135,13 +145,16 @@ def test_install_from_the_mirror_with_the_source_registry_stopped(testbed, olmv1
                                                  wait=True, wait_timeout=180, kubeconfig=kubeconfig))
         assert not served.get("failed") and served["changed"] is False, served
 
-        # without the mirrors, the bundle cannot be pulled: its registry is gone
-        unmirrored = run("olm_cluster_extension", dict(extension, wait_timeout=25))
-        assert unmirrored.get("failed") and source.host in unmirrored["msg"], unmirrored
+        # without the mirrors, the bundles cannot be pulled: their registry is gone - for the module first
+        unread = run("olm_cluster_extension", dict(extension, wait_timeout=25))
+        assert unread.get("failed") and f"registry {source.host}: cannot connect" in unread["msg"], unread["msg"]
+        # then for operator-controller (the module reads through the mirrors, OLM v1 does not yet)
+        unmirrored = run("olm_cluster_extension", dict(extension, wait_timeout=25), env=through_mirrors)
+        assert unmirrored.get("failed") and source.host in unmirrored["msg"] and "error copying image" in unmirrored["msg"], unmirrored["msg"]
         run("olm_cluster_extension", dict(name=NAME, state="absent", delete_crds_and_data=True, wait=True, kubeconfig=kubeconfig))
 
-        testbed.olmv1_mirrors(registries_conf(idms))
-        installed = run("olm_cluster_extension", extension)
+        testbed.olmv1_mirrors(conf.read_text())
+        installed = run("olm_cluster_extension", extension, env=through_mirrors)
         assert not installed.get("failed"), installed
         assert installed["installed_version"] == "0.3.0", installed
         # what operator-controller installed is the bundle by its original reference, on the stopped registry

@@ -139,6 +139,16 @@ CASES = [
         ["OLMv1ControllerUnavailable"],
     ),
     (
+        "operator-controller has not acted on the extension's last change (a controller outside a Deployment)",
+        snapshot(dict(extension(HEALTHY, INSTALLED), metadata={"name": "kf-v1demo", "generation": 2}), controllers=[]),
+        ["OLMv1ControllerUnavailable"],
+    ),
+    (
+        "catalogd has not acted on a catalog's last change",
+        snapshot(extension(HEALTHY, INSTALLED), clustercatalogs=[dict(catalog(), metadata={"name": "kubeforge", "generation": 3})]),
+        ["OLMv1ControllerUnavailable"],
+    ),
+    (
         "the installed operator crash-loops",
         snapshot(
             extension(HEALTHY, INSTALLED),
