@@ -30,8 +30,9 @@ options:
       - B(Registry access.) Path of a docker C(config.json) giving registry credentials, read like the docker CLI reads it. A
         C(credHelpers) entry for the registry, or else C(credsStore), names a credential helper
         (C(docker-credential-<name>) on E(PATH)) that is asked first (a helper that is not installed is skipped);
-        C(auths) entries (base64 C(auth) or C(username)/C(password)) answer otherwise. Identity tokens
-        (C(identitytoken)) are not supported.
+        C(auths) entries (base64 C(auth) or C(username)/C(password)) answer otherwise. An identity token
+        (C(identitytoken), or a helper's C(<token>) user) is exchanged at the registry's token server as an OAuth2
+        refresh token; a registry with Basic authentication needs a username and password.
       - Without it, the files podman and skopeo read are tried in their order (containers-auth.json(5)), the
         first with credentials for the registry winning - E(REGISTRY_AUTH_FILE),
         C($XDG_RUNTIME_DIR/containers/auth.json), C(${XDG_CONFIG_HOME:-~/.config}/containers/auth.json) - then

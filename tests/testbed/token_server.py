@@ -1,6 +1,7 @@
 """A minimal registry token server (the Docker/OCI "token" auth that distribution's `auth: token` trusts), for tests.
 
     GET /token?service=<service>&scope=repository:<name>:<actions>[&scope=...]   (HTTP Basic credentials)
+    POST /token  grant_type=refresh_token&refresh_token=<identity token>&service=..&client_id=..&scope=..  (OAuth2)
 
 Users live in an in-memory table; an ACL of ``(user, fnmatch pattern, actions)`` rules decides what each requested
 scope is granted (the intersection: asking for ``pull,push`` with pull-only rights yields a pull-only token, as the
@@ -69,6 +70,8 @@ class TokenServer:
                  issuer: str = ISSUER, ttl: int = 300):
         self.root = Path(directory)
         self.users = dict(users)
+        # An identity token per user (docker login's refresh token, the OAuth2 flow of the token spec).
+        self.identity_tokens = {"idt-" + uuid.uuid4().hex: user for user in self.users}
         self.acl = tuple(acl)
         self.service = service
         self.issuer = issuer
@@ -157,6 +160,9 @@ class TokenServer:
             return None
         return user
 
+    def identity_token(self, user: str) -> str:
+        return next(token for token, owner in self.identity_tokens.items() if owner == user)
+
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "TokenServer":
         self._make_signer()
@@ -239,5 +245,27 @@ def _handler(server: TokenServer):
             record["granted"] = server.grant(user, scopes)
             record["status"] = 200
             return self._json(200, server.issue(user, record["granted"]))
+
+        def do_POST(self):  # noqa: N802 - BaseHTTPRequestHandler's naming
+            """The OAuth2 form of the token spec: ``grant_type=refresh_token`` with an identity token."""
+            if urlsplit(self.path).path != "/token":
+                return self._json(404, {"errors": [{"code": "NOT_FOUND", "message": "no such endpoint"}]})
+            length = int(self.headers.get("Content-Length") or 0)
+            form = parse_qs(self.rfile.read(min(length, 64 * 1024)).decode("utf-8", "replace"))
+            scopes = [s for v in form.get("scope", []) for s in v.split()]
+            record = {"user": None, "scopes": scopes, "granted": [], "status": 0, "grant_type": form.get("grant_type", [""])[0]}
+            server.requests.append(record)
+            if record["grant_type"] != "refresh_token" or form.get("service", [""])[0] != server.service or not form.get("client_id"):
+                record["status"] = 400
+                return self._json(400, {"error": "invalid_request"})
+            user = server.identity_tokens.get(form.get("refresh_token", [""])[0])
+            if user is None:
+                record["status"] = 401
+                return self._json(401, {"error": "invalid_grant"})
+            record["user"] = user
+            record["granted"] = server.grant(user, parse_scopes(scopes))
+            record["status"] = 200
+            issued = server.issue(user, record["granted"])
+            return self._json(200, {"access_token": issued["access_token"], "expires_in": issued["expires_in"], "issued_at": issued["issued_at"]})
 
     return Handler

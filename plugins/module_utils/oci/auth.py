@@ -30,13 +30,15 @@ DOCKER_HUB_CONFIG_KEYS = (
 
 
 class Credentials:
-    """Username/password pair; the password never appears in ``repr``/``str``."""
+    """Username/password pair, or an identity token (the refresh token ``docker login`` stores for registries with
+    OAuth2 token auth); secrets never appear in ``repr``/``str``."""
 
-    __slots__ = ("username", "password")
+    __slots__ = ("username", "password", "identity_token")
 
-    def __init__(self, username, password):
+    def __init__(self, username, password, identity_token=None):
         self.username = username
         self.password = password
+        self.identity_token = identity_token or None
 
     def basic_header(self):
         raw = ("%s:%s" % (self.username, self.password)).encode("utf-8")
@@ -48,7 +50,8 @@ class Credentials:
     __str__ = __repr__
 
     def __eq__(self, other):
-        return isinstance(other, Credentials) and (self.username, self.password) == (other.username, other.password)
+        return isinstance(other, Credentials) and (self.username, self.password, self.identity_token) == (
+            other.username, other.password, other.identity_token)
 
     def __hash__(self):
         return hash(self.username)
@@ -125,9 +128,12 @@ def _decode_entry(entry, source):
         if ":" not in decoded:
             raise DockerConfigError("docker config %s: 'auth' entry is not base64 of 'user:password'" % source)
         username, password = decoded.split(":", 1)
-    if not username and not password:
+    identity_token = entry.get("identitytoken") or None
+    if identity_token is not None and not isinstance(identity_token, str):
+        raise DockerConfigError("docker config %s: 'identitytoken' is not a string" % source)
+    if not username and not password and not identity_token:
         return None
-    return Credentials(username, password)
+    return Credentials(username, password, identity_token)
 
 
 HELPER_TIMEOUT = 60
@@ -170,9 +176,8 @@ def run_credential_helper(helper, registry, source="config.json", timeout=HELPER
         raise DockerConfigError("credential helper %s returned malformed output for %s" % (program, registry)) from None
     if not isinstance(username, str) or not isinstance(secret, str):
         raise DockerConfigError("credential helper %s returned malformed output for %s" % (program, registry))
-    if username == "<token>":
-        raise DockerConfigError("credential helper %s returned an identity token for %s; identity tokens are not "
-                                "supported, log in with a username and password or token instead" % (program, registry))
+    if username == "<token>":  # docker-credential-helpers' mark of an identity token
+        return Credentials("", "", secret) if secret else None
     if not username and not secret:
         return None
     return Credentials(username, secret)

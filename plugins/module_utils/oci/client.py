@@ -61,6 +61,7 @@ IMAGE_MANIFEST_TYPES = (OCI_MANIFEST, DOCKER_MANIFEST)
 MANIFEST_TYPES = IMAGE_MANIFEST_TYPES + INDEX_TYPES
 DEFAULT_PLATFORM = "linux/amd64"
 USER_AGENT = "kubeforge.operators-oci/0.1"
+CLIENT_ID = "kubeforge.operators"  # the OAuth2 client_id of identity-token requests
 MAX_MANIFEST_SIZE = 4 * 1024 * 1024
 _CHUNK = 1024 * 1024
 
@@ -158,7 +159,7 @@ class RegistryClient:
         self.timeout = timeout
         self.user_agent = user_agent
         self.base_url = ("http" if self.plain_http else "https") + "://" + self.api_host
-        self._secrets = [credentials.password] if credentials and credentials.password else []
+        self._secrets = [v for v in (credentials.password, credentials.identity_token) if v] if credentials else []
         self._scheme = None  # "basic" | "bearer" once a challenge was seen
         self._bearer = None  # challenge params
         self._tokens = {}
@@ -229,9 +230,19 @@ class RegistryClient:
                 "registry %s: refusing to send credentials to non-TLS token realm %s" % (self.registry,
                                                                                          _strip_query(realm)),
                 registry=self.registry, repository=repository)
-        req = Request(url, method="GET", headers={"User-Agent": self.user_agent, "Accept": "application/json"})
-        if self.credentials:
-            req.add_unredirected_header("Authorization", self.credentials.basic_header())
+        headers = {"User-Agent": self.user_agent, "Accept": "application/json"}
+        if self.credentials and self.credentials.identity_token:
+            # OAuth2 (the token spec's POST form): the identity token is a refresh token
+            form = [("grant_type", "refresh_token"), ("refresh_token", self.credentials.identity_token),
+                    ("client_id", CLIENT_ID), ("scope", " ".join(scopes))]
+            if self._bearer.get("service"):
+                form.append(("service", self._bearer["service"]))
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            req = Request(realm, data=urlencode(form).encode("ascii"), method="POST", headers=headers)
+        else:
+            req = Request(url, method="GET", headers=headers)
+            if self.credentials:
+                req.add_unredirected_header("Authorization", self.credentials.basic_header())
         try:
             with self._opener.open(req, timeout=self.timeout) as resp:
                 body = resp.read(1024 * 1024)
@@ -270,6 +281,11 @@ class RegistryClient:
                     "(set registry_username/registry_password or a docker config.json entry)" % (
                         self.registry, repository or "-"),
                     registry=self.registry, repository=repository, status=401)
+            if self.credentials.identity_token and not self.credentials.password:
+                raise AuthenticationError(
+                    "registry %s asks for Basic authentication; an identity token works only with token auth (log in "
+                    "with a username and password)" % self.registry, registry=self.registry, repository=repository,
+                    status=401)
             if self._scheme == "basic" and attempt_had_auth:
                 return False
             if self.plain_http and not is_loopback_host(self.api_host):

@@ -142,6 +142,33 @@ def test_push_and_pull_with_bearer_tokens(token_registry, tmp_path):
     assert any("repository:kubeforge/catalogs/kube-green:pull,push" in r["scopes"] for r in asked)
 
 
+def test_identity_tokens_from_a_docker_config(token_registry, tmp_path):
+    """An identity token (docker login's refresh token) is exchanged with the OAuth2 POST of the token spec, and
+    gives what its user may do; a wrong one is refused without showing it."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
+
+    def config(token):
+        path = tmp_path / ("config-%s.json" % token[-6:])
+        path.write_text(json.dumps({"auths": {token_registry.host: {"auth": base64.b64encode(b"<token>:").decode(), "identitytoken": token}}}))
+        return str(path)
+
+    ref = "%s/kubeforge/identity/kube-green:v1" % token_registry.host
+    image = build_catalog_image(FBC_DIR, labels={"org.example.auth": "identity-token"})
+    pusher = client_for(ref, docker_config=config(token_registry.tokens.identity_token("pusher")), ca_file=token_registry.ca_file)
+    assert push_image(pusher, ref, image)[0] is True
+    reader = client_for(ref, docker_config=config(token_registry.tokens.identity_token("reader")), ca_file=token_registry.ca_file)
+    assert pull_image(ref, str(tmp_path / "root"), client=reader).digest == image.digest
+    with pytest.raises(AuthenticationError, match="insufficient_scope"):
+        push_image(reader, "%s/kubeforge/identity/other:v1" % token_registry.host, image)
+    exchanged = [r for r in token_registry.tokens.requests if r.get("grant_type") == "refresh_token"]
+    assert {r["user"] for r in exchanged} == {"pusher", "reader"} and all(r["status"] == 200 for r in exchanged)
+
+    wrong = "idt-" + "0" * 32
+    with pytest.raises(AuthenticationError) as refused:
+        client_for(ref, docker_config=config(wrong), ca_file=token_registry.ca_file).head_manifest("kubeforge/identity/kube-green", "v1")
+    assert "failed with HTTP 401 (credentials rejected)" in str(refused.value) and wrong not in str(refused.value)
+
+
 def test_cross_repo_mount_answers_201(token_registry, base_image, tmp_path):
     base_ref, base = base_image
     client = RecordingClient(token_registry.host, credentials=Credentials("pusher", token_registry.tokens.users["pusher"]),

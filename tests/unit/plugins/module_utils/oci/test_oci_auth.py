@@ -168,7 +168,6 @@ def test_cred_helpers_entry_wins_over_auths(tmp_path, monkeypatch):
 @pytest.mark.parametrize("cases, message", [
     ("*) echo 'boom: s3cret-in-output' >&2; exit 2 ;;", "failed for q.io (exit status 2)"),
     ("*) echo 'not json s3cret' ;;", "malformed output for q.io"),
-    ("""*) echo '{"Username":"<token>","Secret":"s3cret-refresh"}' ;;""", "identity tokens are not supported"),
 ])
 def test_helper_errors_are_clear_and_secret_free(tmp_path, monkeypatch, cases, message):
     from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import credentials_from_config
@@ -178,6 +177,20 @@ def test_helper_errors_are_clear_and_secret_free(tmp_path, monkeypatch, cases, m
         credentials_from_config({"credHelpers": {"q.io": "bad"}}, "q.io")
     assert message in str(info.value) and "docker-credential-bad" in str(info.value)
     assert "s3cret" not in str(info.value)
+
+
+def test_identity_tokens_from_a_helper_and_from_auths(tmp_path, monkeypatch):
+    """docker-credential-helpers mark an identity token with the user <token>; docker's config stores it as
+    identitytoken beside the entry's auth."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import credentials_from_config
+
+    _helper(tmp_path, monkeypatch, "idt", """*) echo '{"Username":"<token>","Secret":"s3cret-refresh"}' ;;""")
+    found = credentials_from_config({"credHelpers": {"q.io": "idt"}}, "q.io")
+    assert found == Credentials("", "", "s3cret-refresh") and "s3cret" not in repr(found)
+    config = {"auths": {"r.io": {"auth": _b64("<token>:"), "identitytoken": "refresh-me"}}}
+    assert credentials_from_config(config, "r.io") == Credentials("<token>", "", "refresh-me")
+    with pytest.raises(DockerConfigError, match="'identitytoken' is not a string"):
+        credentials_from_config({"auths": {"r.io": {"identitytoken": 7}}}, "r.io")
 
 
 def test_missing_helper_and_bad_names(tmp_path, monkeypatch):
