@@ -46,6 +46,9 @@ options:
   state:
     description:
       - V(present) installs or updates, V(absent) uninstalls (see O(delete_crds_and_data)).
+      - An uninstall that does not end within O(wait_timeout) names what holds it - the ClusterExtension's own
+        finalizers (operator-controller's to remove), and the CRDs it installed with the custom resources whose
+        finalizers keep them (their operator, now uninstalled, will not remove those).
     type: str
     choices: [present, absent]
     default: present

@@ -206,6 +206,38 @@ def foreign_owner(obj, extension):
     return "something other than OLM v1"
 
 
+CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+SHOWN_LEFTOVERS = 3
+
+
+def deletion_blockers(extension, crds, leftovers):
+    """Why a ClusterExtension being deleted is still there, in words (empty when nothing is known): its own
+    finalizers, and the CRDs it installed that are not gone yet with the custom resources that hold them
+    (``leftovers``: ``{CRD name: [custom resources still there]}``)."""
+    parts = []
+    finalizers = [f for f in (((extension or {}).get("metadata") or {}).get("finalizers") or []) if f != FOREGROUND_FINALIZER]
+    if finalizers:
+        parts.append(f"its finalizers {', '.join(finalizers)} remain (operator-controller removes them: is it running?)")
+    for crd in crds:
+        name = (crd.get("metadata") or {}).get("name")
+        items = leftovers.get(name) or []
+        if not items:
+            parts.append(f"CustomResourceDefinition {name} is not deleted yet")
+            continue
+        shown = []
+        for item in items[:SHOWN_LEFTOVERS]:
+            meta = item.get("metadata") or {}
+            where = "/".join(p for p in (meta.get("namespace"), meta.get("name")) if p)
+            shown.append(f"{where} (finalizers: {', '.join(meta.get('finalizers') or []) or 'none'})")
+        more = f" and {len(items) - SHOWN_LEFTOVERS} more" if len(items) > SHOWN_LEFTOVERS else ""
+        parts.append(
+            f"CustomResourceDefinition {name} waits for {len(items)} of its objects to be deleted - {', '.join(shown)}{more}: "
+            "their finalizers were the uninstalled operator's to remove; remove them yourself once nothing needs that cleanup"
+        )
+    return "; ".join(parts)
+
+
 def installed_bundle(obj):
     """``status.install.bundle`` (``{"name", "version"}``) or None."""
     return (status(obj).get("install") or {}).get("bundle") or None

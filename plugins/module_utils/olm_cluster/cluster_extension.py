@@ -411,10 +411,29 @@ def present(module):
 # ------------------------------------------------------------------------------------------------- absent
 
 
-def installed_crds(cluster, name):
-    """Names of the CRDs operator-controller installed for extension ``name`` (by its owner labels)."""
+def installed_crd_objects(cluster, name):
+    """The CRDs operator-controller installed for extension ``name`` (by its owner labels)."""
     selector = f"{ce.OWNER_KIND_LABEL}={ce.KIND},{ce.OWNER_NAME_LABEL}={name}"
-    return sorted(metadata(c).get("name") for c in cluster.list("CustomResourceDefinition", None, CRD_API_VERSION, label_selector=selector))
+    return cluster.list("CustomResourceDefinition", None, CRD_API_VERSION, label_selector=selector)
+
+
+def installed_crds(cluster, name):
+    return sorted(metadata(c).get("name") for c in installed_crd_objects(cluster, name))
+
+
+def _remaining_crds(cluster, name):
+    """``(CRDs extension ``name`` installed that are still there, {CRD name: its custom resources still there})``;
+    only CRDs held by the cleanup of their objects are listed through."""
+    crds = installed_crd_objects(cluster, name)
+    leftovers = {}
+    for crd in crds:
+        if ce.CRD_CLEANUP_FINALIZER not in (metadata(crd).get("finalizers") or []):
+            continue
+        names = spec(crd).get("names") or {}
+        storage = next((v.get("name") for v in spec(crd).get("versions") or [] if v.get("storage")), None)
+        if names.get("kind") and storage:
+            leftovers[metadata(crd).get("name")] = cluster.list(names["kind"], None, f"{spec(crd).get('group')}/{storage}")
+    return crds, leftovers
 
 
 def remove(module):
@@ -442,8 +461,10 @@ def remove(module):
             try:
                 watch_until(module.client, ce.API_VERSION, ce.KIND, p["name"], None, absent, p["wait_timeout"], resource=resource)
             except ResourceTimeoutError as exc:
+                blockers = ce.deletion_blockers(exc.last_object, *_remaining_crds(cluster, p["name"]))
                 raise ExtensionError(
-                    f"Timed out after {p['wait_timeout']}s waiting for ClusterExtension {p['name']} and what it installed to be deleted",
+                    f"Timed out after {p['wait_timeout']}s waiting for ClusterExtension {p['name']} and what it installed to be deleted"
+                    + (f": {blockers}" if blockers else ""),
                     result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
                 ) from None
             result.update(_facts(None), duration=round(time.monotonic() - started, 3))

@@ -432,3 +432,40 @@ def test_service_account_required_error_names_what_is_needed(v1_catalog, run_mod
     assert f"no bundle of package {PACKAGE} with version 9.9.9" in nothing["msg"] and v1_catalog["name"] in nothing["msg"], nothing["msg"]
     assert not _exists(lambda: k8s.CustomObjectsApi(api).get_cluster_custom_object("olm.operatorframework.io", "v1", "clusterextensions", "kf-v1nosa"))
     assert not _exists(lambda: k8s.CoreV1Api(api).read_namespace("kf-v1nosa"))
+
+
+def test_an_uninstall_held_by_finalizers_names_what_holds_it(v1_catalog, run_module, api, kubeconfig):
+    """A custom resource whose finalizer was its (now uninstalled) operator's keeps the CRD, and so the uninstall,
+    from ending: the timeout names that object and its finalizer."""
+    name = namespace = "kf-v1held"
+    custom = k8s.CustomObjectsApi(api)
+    held = {"apiVersion": "v1demo.kubeforge.io/v1alpha1", "kind": "KubeV1Demo", "metadata": {"name": "held", "finalizers": ["example.kubeforge.io/held"]}}
+    try:
+        installed = run_module(
+            "olm_cluster_extension",
+            dict(name=name, namespace=namespace, package=PACKAGE, version="0.1.0", create_service_account=True,
+                 registry_auth=v1_catalog["registry_auth"], wait=True, wait_timeout=180, kubeconfig=kubeconfig),
+        )
+        assert not installed.get("failed"), installed
+        custom.create_namespaced_custom_object("v1demo.kubeforge.io", "v1alpha1", namespace, "kubev1demos", held)
+        stuck = run_module(
+            "olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, wait_timeout=15, kubeconfig=kubeconfig)
+        )
+        assert stuck.get("failed"), stuck
+        expected = f"CustomResourceDefinition {CRD} waits for 1 of its objects to be deleted - {namespace}/held (finalizers: example.kubeforge.io/held)"
+        assert expected in stuck["msg"], stuck["msg"]
+    finally:
+        try:
+            custom.patch_namespaced_custom_object(
+                "v1demo.kubeforge.io", "v1alpha1", namespace, "kubev1demos", "held", {"metadata": {"finalizers": None}}
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        removed = run_module(
+            "olm_cluster_extension", dict(name=name, state="absent", delete_crds_and_data=True, wait=True, wait_timeout=180, kubeconfig=kubeconfig)
+        )
+        assert not removed.get("failed"), removed
+        crds = k8s.ApiextensionsV1Api(api)
+        poll_until(lambda: _exists(lambda: crds.read_custom_resource_definition(CRD)), 60, 0.5, f"{CRD} to be deleted", until=lambda e: not e)
+        _delete_namespace(api, namespace)
