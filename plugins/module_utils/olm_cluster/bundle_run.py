@@ -371,6 +371,7 @@ def absent(module, bundle_dir=None):
     ours = source is not None and core.is_ours(source)
     sub = find_subscription(cluster, ns, package)
     removed = {}
+    deadline = time.monotonic() + p["wait_timeout"]  # one deadline for the uninstall and the CatalogSource together
     if (sub is not None and _from_catalog(sub, catalog, ns)) or (sub is None and ours):
         params = {"namespace": ns, "package": package, "subscription_name": name_of(sub) if sub else package, "delete_crds_and_data": p["delete_crds_and_data"]}
         removed.update(uninstall(cluster, params, module.check_mode, p["wait"], p["wait_timeout"])["removed"])
@@ -384,7 +385,7 @@ def absent(module, bundle_dir=None):
         delete_object(cluster.client, resource, catalog, ns)
         removed["catalog_source"] = catalog
         if p["wait"] and not module.check_mode:
-            watch_until(cluster.client, V1ALPHA1, "CatalogSource", catalog, ns, is_absent, p["wait_timeout"], resource=resource)
+            watch_until(cluster.client, V1ALPHA1, "CatalogSource", catalog, ns, is_absent, max(0, deadline - time.monotonic()), resource=resource)
     elif source is not None:
         warnings.append(f"CatalogSource {ns}/{catalog} was not created by this module: left alone")
     removed.update(remove_stale_registry(cluster, ns, catalog))
