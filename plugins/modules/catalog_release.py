@@ -91,6 +91,8 @@ options:
   base_ref:
     description:
       - Commit-ish a new branch starts from.
+      - When the branch exists, the commit goes on top of it; a O(base_ref) other than V(HEAD) that the branch does
+        not contain is refused.
     type: str
     default: HEAD
     version_added: 0.1.0
@@ -274,6 +276,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import opm_compat_arg
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import (
     check_branch_free,
+    check_signing_key,
     checked_out_branches,
     commit_release,
     default_branch,
@@ -326,7 +329,7 @@ def execute(module):
         raise OptionError("sign=false contradicts gpg_key (a signing key always signs): drop one of them")
     repo = open_work_tree(p["repo_path"])
     branch, base, existing = release_refs(repo, p["branch"] or default_branch(p["package"], p["version"]),
-                                          p["base_ref"])
+                                          p["base_ref"], base_given=p["base_ref"] != "HEAD")
     start = existing or base
     plan = plan_release(repo, start, p["package"], p["version"], p["bundle_path"],
                         release_config=p["release_config"], bundle_image=p["bundle_image"],
@@ -336,7 +339,7 @@ def execute(module):
     changes = release_changes(repo, start, plan)
     result = dict(changed=bool(changes), branch=branch, commit=existing, base=start, files=sorted(changes),
                   templates=plan.templates_changed, catalogs=plan.catalogs, validation=plan.validation,
-                  bundle_image=plan.bundle_image, csv_name=plan.csv_name)
+                  bundle_image=plan.bundle_image, csv_name=plan.csv_name, warnings=plan.warnings)
     if module._diff and changes:
         result["diff"] = release_diff(repo, start, changes)
     if not changes:
@@ -344,6 +347,7 @@ def execute(module):
     # also in check mode: a real run would fail
     check_branch_free(branch, checked_out_branches(repo), repo.path, p["repo_path"], result)
     if module.check_mode:
+        check_signing_key(repo, p["gpg_key"], p["sign"])
         result["commit"] = None
         return result
     message = p["commit_message"] or default_commit_message(p["package"], p["version"])

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup
@@ -134,6 +135,7 @@ class ReleasePlan:
         self.bundle_image = None
         self.csv_name = None
         self.release_config = None
+        self.warnings = []
 
 
 def plan_release(repo, ref, package, version, bundle_path, release_config=None, bundle_image=None,
@@ -200,7 +202,7 @@ def plan_release(repo, ref, package, version, bundle_path, release_config=None, 
         sources[m.template_name] = data
         templates[m.template_name] = load_template_for_edit(data, source=p) if data is not None else None
         formats[m.template_name] = text_format(data) if data is not None else "yaml"
-    changed, tasks, catalogs = apply_release_config(rc, fbc, templates, package, image, plan.csv_name)
+    changed, tasks, catalogs = apply_release_config(rc, fbc, templates, package, image, plan.csv_name, plan.warnings)
     plan.templates_changed = changed
     for name in changed:
         check_template_rewritable(sources[name], "%s/catalog-templates/%s" % (op_dir, name))
@@ -235,6 +237,25 @@ def release_changes(repo, start, plan):
     """{path: bytes} of the plan's files that differ from ``start``."""
     current = repo.read_blobs(start, sorted(plan.files))
     return dict((p, d) for p, d in sorted(plan.files.items()) if current.get(p) != d)
+
+
+def check_signing_key(repo, signing_key=None, sign=None):
+    """What a signed release commit needs, tried without committing (for check mode): the OpenPGP key in gpg's secret
+    keyring (``signing_key``, else git's ``user.signingkey``, else any). PublishError naming the key otherwise;
+    nothing to try for an unsigned commit or another ``gpg.format`` (ssh, x509)."""
+    if not (signing_key or sign):
+        return
+    if (repo.out("config", "--get", "gpg.format", check=False) or "openpgp") != "openpgp":
+        return
+    key = signing_key or repo.out("config", "--get", "user.signingkey", check=False)
+    program = repo.out("config", "--get", "gpg.program", check=False) or "gpg"
+    try:
+        proc = subprocess.run([program, "--batch", "--list-secret-keys"] + ([key] if key else []), capture_output=True, check=False)
+    except OSError as e:
+        raise PublishError("cannot run %s to check the signing key: %s" % (program, e.strerror or e)) from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise PublishError("%s is not in %s's secret keyring (%s --list-secret-keys): the signed commit would fail"
+                           % ("signing key %s" % key if key else "no signing key", program, program))
 
 
 def commit_args(message, signing_key=None, sign=None):
@@ -343,15 +364,20 @@ def open_work_tree(path, git="git"):
     return GitRepo(top, git=git)
 
 
-def release_refs(repo, branch, base_ref):
+def release_refs(repo, branch, base_ref, base_given=False):
     """``(branch, base, existing)``: the validated ``branch`` name, the commit ``base_ref`` names (PublishError
     ``base_ref <ref> is not a commit`` otherwise) and the current tip of ``branch`` (None when it does not exist).
-    The release is computed on top of ``existing or base``."""
+    The release is computed on top of ``existing or base``; a ``base_ref`` the user gave (``base_given``) that the
+    existing branch does not contain is refused (the commit would not be on top of it)."""
     branch = check_branch_name(repo, branch)
     base = repo.rev_parse(base_ref)
     if base is None:
         raise PublishError("base_ref %s is not a commit" % base_ref)
-    return branch, base, repo.rev_parse("refs/heads/%s" % branch)
+    existing = repo.rev_parse("refs/heads/%s" % branch)
+    if base_given and existing and repo.run("merge-base", "--is-ancestor", base, existing, check=False).returncode != 0:
+        raise PublishError("branch %s exists and does not contain base_ref %s: the release would be committed on top of the "
+                           "branch, not of base_ref - rebase or delete the branch, or leave base_ref out" % (branch, base_ref))
+    return branch, base, existing
 
 
 def parse_worktree_branches(text):

@@ -350,8 +350,11 @@ def check_bundle_registry(image, allowed=ALLOWED_BUNDLE_REGISTRIES):
     return any(image.startswith(p) for p in allowed)
 
 
-def apply_release_config(release_config, fbc_config, templates, operator, bundle_image, csv_name):
+def apply_release_config(release_config, fbc_config, templates, operator, bundle_image, csv_name, warnings=None):
     """add_bundle_to_fbc, steps 1-4, on in-memory templates.
+
+    ``warnings``: a list that gets a note for each release-config key a semver template does not use (the
+    pipeline drops ``replaces``, ``skips``, ``skipRange`` and ``defaultChannel`` there silently).
 
     ``templates`` maps template_name -> decoded template document (None/missing = not created yet); it is updated in
     place. Returns ``(changed template names, render tasks of every mapped catalog of the touched templates,
@@ -382,6 +385,11 @@ def apply_release_config(release_config, fbc_config, templates, operator, bundle
                 if c not in SEMVER_CHANNELS:
                     raise ReleaseConfigError("semver channel %s must be one of %s"
                                              % (q(c), ", ".join(SEMVER_CHANNELS)))
+            ignored = [k for k in ("replaces", "skips", "skipRange", "defaultChannel") if item.get(k)]
+            if ignored and warnings is not None:
+                warnings.append("release-config: %s of template %s %s no effect: a semver template derives the upgrade edges "
+                                "and the default channel from the versions (the community pipeline ignores them too)"
+                                % (", ".join(ignored), name, "has" if len(ignored) == 1 else "have"))
             new, did = add_bundle_semver(current, bundle_image, channels)
         templates[name] = new
         if did and name not in changed:

@@ -160,6 +160,16 @@ def test_errors_leave_repo_clean(repo, run, kw, msg):
     assert len(git(repo, "worktree", "list").splitlines()) == 1
 
 
+def test_check_mode_tries_the_signing_key(repo, run, tmp_path, monkeypatch):
+    home = tmp_path / "empty-gnupg"
+    home.mkdir(mode=0o700)
+    monkeypatch.setenv("GNUPGHOME", str(home))
+    res = run(args_for(repo, gpg_key="DEADBEEFDEADBEEF"), check_mode=True)
+    assert res["failed"] is True and "signing key DEADBEEFDEADBEEF is not in gpg's secret keyring" in res["msg"], res
+    assert git(repo, "branch", "--list") == "* main"
+    assert run(args_for(repo), check_mode=True)["changed"] is True  # unsigned: nothing to try
+
+
 def test_failed_commit_leaves_no_branch(repo, run):
     res = run(args_for(repo, gpg_key="DEADBEEFDEADBEEF"))
     assert res["failed"] is True and "git commit failed" in res["msg"]
@@ -216,6 +226,7 @@ def test_signed_commit(repo, run, tmp_path, monkeypatch):
     fpr = [ln.split(":")[9] for ln in subprocess.run(["gpg", "--with-colons", "--list-secret-keys"], check=True,
                                                      capture_output=True, text=True).stdout.splitlines()
            if ln.startswith("fpr:")][0]
+    assert run(args_for(repo, signing_key=fpr), check_mode=True)["changed"] is True  # the key is there
     res = run(args_for(repo, signing_key=fpr))
     assert res["changed"] is True, res.get("msg")
     assert "Good signature" in subprocess.run(["git", "-C", str(repo), "verify-commit", res["commit"]],
@@ -328,6 +339,14 @@ def test_release_refs_and_guards(repo):
         release.release_refs(repo_obj, "foo-0.2.0", "nope")
     with pytest.raises(PublishError, match="invalid branch name"):
         release.release_refs(repo_obj, "bad..name", "HEAD")
+    # an existing branch: base_ref counts only as far as the branch contains it
+    first = git(repo, "rev-parse", "HEAD")
+    git(repo, "branch", "foo-0.2.0", first)
+    git(repo, "commit", "--allow-empty", "-q", "-m", "after the branch")
+    assert release.release_refs(repo_obj, "foo-0.2.0", first, base_given=True)[2] == first
+    with pytest.raises(PublishError, match="branch foo-0.2.0 exists and does not contain base_ref main"):
+        release.release_refs(repo_obj, "foo-0.2.0", "main", base_given=True)
+    assert release.release_refs(repo_obj, "foo-0.2.0", "main")[2] == first  # HEAD, the default: the branch goes on
     assert release.checked_out_branches(repo_obj) == {"refs/heads/main": str(repo)}
     with pytest.raises(PublishError, match="is not a git work tree"):
         release.open_work_tree(str(repo / "nope"))

@@ -152,6 +152,16 @@ def test_apply_release_config_create_and_amend():
     assert changed == [] and templates == snapshot
 
 
+def test_release_config_keys_a_semver_template_does_not_use_are_warned_of():
+    fbc = parse_ci_fbc(CI)
+    warnings = []
+    rc = ("catalog_templates:\n- template_name: semver.yaml\n  channels: [Fast]\n  replaces: op.v0.9.0\n  skipRange: '<1.0.0'\n"
+          "- template_name: basic.yaml\n  channels: [alpha]\n  replaces: op.v0.9.0\n")
+    apply_release_config(rc, fbc, {}, "op", bundle_pullspec("op", "1.0.0"), "op.v1.0.0", warnings)
+    assert warnings == ["release-config: replaces, skipRange of template semver.yaml have no effect: a semver template derives the "
+                        "upgrade edges and the default channel from the versions (the community pipeline ignores them too)"]
+
+
 def test_apply_release_config_errors():
     fbc = parse_ci_fbc(CI)
     with pytest.raises(ReleaseConfigError) as e:
