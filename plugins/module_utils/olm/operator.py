@@ -112,6 +112,19 @@ def version_after(a, b):
         return False
 
 
+COMPONENT_LABEL_PREFIX = "operators.coreos.com/"
+
+
+def component_label_key(package, namespace):
+    """The label OLM's Operator API puts on the CSV (and the other objects) of ``package`` in ``namespace``, as
+    decorators.Operator.ComponentLabelKey makes it: ``<package>.<namespace>`` cut to 63 characters without trailing
+    ``.``, ``_``, ``-``; None when nothing is left."""
+    name = "%s.%s" % (package, namespace)
+    if len(name) > 63:
+        name = name[:63].rstrip("._-")
+    return COMPONENT_LABEL_PREFIX + name if name else None
+
+
 def conventional_csv_name(package, version):
     """``<package>.v<version>``: the CSV name operator-sdk generates, used when the catalog cannot be asked."""
     return f"{package}.v{str(version).lstrip('v')}"

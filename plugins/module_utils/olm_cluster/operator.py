@@ -41,6 +41,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_so
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.info import csv_summary
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
+    csv_deployment_names,
     csv_succeeded,
     csv_version,
     is_copied_csv,
@@ -543,11 +544,11 @@ def uninstall(cluster, params, check_mode, wait, timeout):
             raise OperatorError(
                 f"package {package} in {ns} is subscribed by {', '.join(sorted(others))}, not by {sub_name}: set subscription_name; nothing removed"
             )
-        # No Subscription at all: the CSVs are found by package (the label OLM sets from the bundle). A package
-        # name that cannot be a label name was never installed by OLM: nothing to find (and the selector would be
-        # refused).
-        label = f"{package}.{ns}"
-        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=f"operators.coreos.com/{label}") if LABEL_NAME.match(label) else []
+        # No Subscription at all: the CSVs are found by the label OLM's Operator API sets (<package>.<namespace>, cut
+        # to 63 characters). A package name that cannot be a label name was never installed by OLM: nothing to find
+        # (and the selector would be refused).
+        key = olm.component_label_key(package, ns)
+        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=key) if key and LABEL_NAME.match(key[len(olm.COMPONENT_LABEL_PREFIX):]) else []
         csv_names = [name_of(c) for c in labelled if not is_copied_csv(c)]
     csvs = [c for c in (cluster.get("ClusterServiceVersion", n, ns) for n in dict.fromkeys(csv_names)) if c is not None]
 
@@ -619,6 +620,16 @@ def _removable_operator_group(cluster, ns, sub_name, csv_names):
     return None if others or csvs else groups[0]
 
 
+def _still_there(cluster, pending):
+    """``[(kind, namespace/name, finalizers)]`` of the operands of ``pending`` that are not deleted yet."""
+    out = []
+    for kind, _api_version, name, namespace, resource in pending:
+        obj = get_object(cluster.client, resource, name, namespace)
+        if obj is not None:
+            out.append((kind, f"{namespace}/{name}" if namespace else name, (obj.get("metadata") or {}).get("finalizers") or []))
+    return out
+
+
 def _remove_operands_and_crds(cluster, csv, wait, deadline):
     """Delete every custom resource of the CSV's owned CRDs (while the operator runs its finalizers), wait until
     they are gone, then delete the CRDs."""
@@ -641,7 +652,16 @@ def _remove_operands_and_crds(cluster, csv, wait, deadline):
             pending.append((kind, api_version, meta.get("name"), meta.get("namespace"), resource))
     if wait:
         for kind, api_version, name, namespace, resource in pending:
-            _wait_gone(cluster, kind, api_version, name, namespace, deadline, resource)
+            try:
+                _wait_gone(cluster, kind, api_version, name, namespace, deadline, resource)
+            except ResourceTimeoutError as exc:
+                held = [f"{k}/{where}" + (f" (finalizers: {', '.join(f)})" if f else "") for k, where, f in _still_there(cluster, pending)]
+                raise OperatorError(
+                    f"Timed out waiting for the operands of {name_of(csv)} to be deleted: {'; '.join(held) or kind + '/' + name} "
+                    f"still there. Their finalizers are the operator's to remove (Deployment {', '.join(csv_deployment_names(csv)) or '-'} "
+                    "must run); remove them yourself once nothing needs that cleanup, then run again",
+                    result={"removed": removed},
+                ) from exc
     for crd in crds:
         delete_object(cluster.client, crd_resource, name_of(crd))
         removed["crds"].append(name_of(crd))

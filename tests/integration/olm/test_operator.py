@@ -312,6 +312,27 @@ def test_remove_crds_deletes_operands_then_crds(run_module, kubeconfig, catalog_
     assert [s["spec"]["name"] for s in items(custom, ns, "subscriptions")] == ["kube-demo"]
 
 
+def test_an_uninstall_held_by_an_operand_finalizer_names_it(run_module, kubeconfig, catalog_ns, custom):
+    """An operand whose finalizer nobody removes (here: one the operator does not know) holds the uninstall; the
+    timeout names it and its finalizer, and a run after the finalizer is gone finishes the uninstall."""
+    ns = catalog_ns
+    group, plural = ("demo.kubeforge.io", "v1alpha1"), "kubedemoaddons"
+    ok(operator(run_module, kubeconfig, ns, package="kube-demo-addon", approval="Manual"))
+    held = {"apiVersion": "demo.kubeforge.io/v1alpha1", "kind": "KubeDemoAddon", "spec": {},
+            "metadata": {"name": "held", "finalizers": ["example.kubeforge.io/held"]}}
+    custom.create_namespaced_custom_object(*group, ns, plural, held)
+    try:
+        stuck = operator(run_module, kubeconfig, ns, package="kube-demo-addon", state="absent", delete_crds_and_data=True, wait_timeout=15)
+        assert stuck["failed"], stuck
+        assert f"KubeDemoAddon/{ns}/held (finalizers: example.kubeforge.io/held) still there" in stuck["msg"], stuck["msg"]
+        assert stuck["removed"]["operands"] == [f"KubeDemoAddon/{ns}/held"]
+    finally:
+        custom.patch_namespaced_custom_object(*group, ns, plural, "held", {"metadata": {"finalizers": None}})
+    finished = operator(run_module, kubeconfig, ns, package="kube-demo-addon", state="absent", delete_crds_and_data=True)
+    ok(finished)
+    assert finished["removed"]["crds"] == ["kubedemoaddons.demo.kubeforge.io"], finished
+
+
 def test_absent_refuses_a_subscription_of_another_name(run_module, kubeconfig, catalog_ns, custom):
     ok(operator(run_module, kubeconfig, catalog_ns, version="0.0.1", subscription_name="console-made"))
     result = operator(run_module, kubeconfig, catalog_ns, state="absent")
