@@ -41,6 +41,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_so
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.info import csv_summary
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
+    UNPACK_REF_LABEL,
     csv_deployment_names,
     csv_succeeded,
     csv_version,
@@ -202,7 +203,7 @@ def observed_from(snapshot, subscription_name, catalog_problem=None, ready_since
         installplans=snapshot.get("installplans") or {},
         csvs=csvs,
         replicasets=list((snapshot.get("replicasets") or {}).values()),
-        pods=list((snapshot.get("pods") or {}).values()),
+        pods=list((snapshot.get("pods") or {}).values()) + list((snapshot.get("unpack_pods") or {}).values()),
         catalog_problem=catalog_problem,
         now=time.time(),
         catalog_ready_since=ready_since,
@@ -280,6 +281,9 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
         Source("catalog", V1ALPHA1, "CatalogSource", catalog_namespace, catalog, optional=True),
         Source("catalog_pods", "v1", "Pod", catalog_namespace, label_selector=f"{REGISTRY_POD_LABEL}={catalog}", optional=True),
     ]
+    if catalog_namespace != ns:
+        # OLM unpacks bundles with Jobs in the CatalogSource's namespace
+        sources.append(Source("unpack_pods", "v1", "Pod", catalog_namespace, label_selector=UNPACK_REF_LABEL, optional=True))
     approved = []
     state = {}
     catalog_seen = {}

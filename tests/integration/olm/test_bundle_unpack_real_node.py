@@ -142,3 +142,30 @@ def test_really_crash_looping_operator_fails_fast_with_the_kubelets_reason(
     with tarfile.open(dest) as tar:
         logs = {n: tar.extractfile(n).read().decode() for n in tar.getnames() if "/logs/" in n}
     assert any("this container crashes on purpose" in text for text in logs.values()), logs
+
+
+@pytest.mark.exclusive
+def test_unpack_in_the_global_catalog_namespace_is_watched(run_module, kubeconfig, real_node_namespace, unpack_catalogs, api):
+    """OLM takes a Subscription's catalog from its own namespace or the global catalog namespace (the testbed's
+    `olm`), and unpacks bundles with Jobs in the CatalogSource's namespace: with a global catalog, olm_operator still
+    sees the unpack pod back off and fails fast, naming it. Exclusive: the global namespace's pods go to the real node
+    meanwhile."""
+    from testbed import realnode
+
+    ns, global_ns = real_node_namespace, "olm"
+    core = client.CoreV1Api(api)
+    core.patch_namespace(global_ns, {"metadata": {"annotations": dict(realnode.NAMESPACE_ANNOTATIONS)}})
+    try:
+        serve(run_module, kubeconfig, global_ns, unpack_catalogs["missing"])
+        started = time.monotonic()
+        result = operator(run_module, kubeconfig, ns, version="0.0.1", catalog_namespace=global_ns)
+        assert result.get("failed") and result.get("reason") == "ImagePullBackOff", result["msg"]
+        assert "the bundle cannot be unpacked: bundle unpack pod" in result["msg"], result["msg"]
+        assert time.monotonic() - started < 90, result["msg"]
+        assert core.list_namespaced_pod(global_ns, label_selector=UNPACK_LABEL).items
+        assert not core.list_namespaced_pod(ns, label_selector=UNPACK_LABEL).items
+    finally:
+        run_module("olm_catalog_source", {"kubeconfig": kubeconfig, "namespace": global_ns, "name": "unpack", "state": "absent"})
+        for job in client.BatchV1Api(api).list_namespaced_job(global_ns, label_selector=UNPACK_LABEL).items:
+            client.BatchV1Api(api).delete_namespaced_job(job.metadata.name, global_ns, propagation_policy="Background")
+        core.patch_namespace(global_ns, {"metadata": {"annotations": {k: None for k in realnode.NAMESPACE_ANNOTATIONS}}})
