@@ -141,7 +141,10 @@ options:
     default: true
   wait_timeout:
     description:
-      - Seconds to wait with O(wait=true). On timeout the module fails with the state it saw last.
+      - Seconds to wait with O(wait=true). On timeout the module fails with the state it saw last; the rollout is left
+        as it stands (the DaemonSet controller goes on at its current C(maxUnavailable)) - run the module again to
+        follow it, or with O(undo=true) to roll it back. Shorter than O(canary_timeout), it is warned of - the wait
+        could end before the canary's own timeout halts or rolls back a canary that never becomes ready.
       - Refused with O(wait=false) when it differs from the default (nothing is waited for).
     type: int
     default: 3600

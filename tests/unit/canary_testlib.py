@@ -123,7 +123,7 @@ def params(**kwargs):
         "canary_node_selector": None,
         "pause_after_canary": False,
         "wait": False,
-        "wait_timeout": 60,
+        "wait_timeout": 3600,
         "operator_condition": None,
         "operator_condition_namespace": None,
     }

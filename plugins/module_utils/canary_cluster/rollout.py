@@ -352,6 +352,9 @@ def _watch(rollout, timeout, ds):
         action = state.get("action")
         exc.msg = f"Timed out after {timeout}s in the canary rollout of DaemonSet {rollout.namespace}/{rollout.name}" + (
             f", waiting for {action.message}" if action is not None and action.kind == canary.WAIT else ""
+        ) + (
+            "; the rollout is left as it stands (the DaemonSet controller goes on at its current maxUnavailable): run the module "
+            "again to follow it to the end, or with undo=true to roll it back"
         )
         exc.args = (exc.msg,)
         raise
@@ -377,6 +380,12 @@ def run(client, params, check_mode):
     # A run that finishes a rollout an earlier run left in progress changed the DaemonSet; a rolled-back one is over.
     resumed = ((before.get("metadata") or {}).get("annotations") or {}).get(canary.PHASE) not in (None, canary.ROLLED_BACK)
 
+    canary_timeout = params.get("canary_timeout") or 0
+    if params["wait"] and not check_mode and not params.get("undo") and (params.get("wait_timeout") or 0) < canary_timeout:
+        rollout.warnings.append(
+            f"wait_timeout ({params['wait_timeout']}) is shorter than canary_timeout ({canary_timeout}): the wait may end before the "
+            "canary's own timeout can halt or roll back a canary that never becomes ready"
+        )
     try:
         if check_mode or not params["wait"]:
             ds, observed, action = _one_step(rollout)

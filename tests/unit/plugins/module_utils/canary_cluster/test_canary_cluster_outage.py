@@ -128,3 +128,15 @@ def test_events_still_refused_at_the_end_become_warnings(monkeypatch):
     assert client.objects.get("Event", []) == []
     assert [w.split(":")[0] for w in result["warnings"]] == [f"could not record the event {reason}" for reason in REASONS]
     assert all("Connection refused" in w for w in result["warnings"])
+
+
+def test_a_wait_shorter_than_the_canarys_own_timeout_is_warned_of(monkeypatch):
+    client = cluster()
+    driven_by(client, monkeypatch)
+    result = glue.run(client, params(wait=True, wait_timeout=200), False)
+    assert result["phase"] == "done", result
+    assert result["warnings"] == [
+        "wait_timeout (200) is shorter than canary_timeout (300): the wait may end before the canary's own timeout can halt "
+        "or roll back a canary that never becomes ready"
+    ]
+    assert "warnings" not in glue.run(client, params(wait=True, canary_timeout=100, wait_timeout=200), False)
