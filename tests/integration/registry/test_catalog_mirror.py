@@ -16,7 +16,11 @@ import time
 
 import pytest
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import MirrorError
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror_run import run_mirror
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.filter import FilterError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import RegistryError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
     BaseImage,
     build_catalog_image,
@@ -143,8 +147,6 @@ SELECT = {
 
 
 def _run(params, check_mode=False):
-    from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror_run import run_mirror
-
     return run_mirror(params, check_mode=check_mode)
 
 
@@ -289,9 +291,6 @@ def test_mirror_through_a_directory(source, auth, registry, token_registry, tmp_
 
 
 def test_mirror_errors(source, auth, token_registry, tmp_path):
-    from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import MirrorError
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.filter import FilterError
-
     dst = token_registry.client()
     bad = dict(SELECT, packages=[dict(SELECT["packages"][0], name="absent")])
     with pytest.raises(FilterError, match="package absent is not in the catalog"):
@@ -387,8 +386,6 @@ def test_module_via_ansible_playbook(source, auth, token_registry, tmp_path, run
 
 def test_the_registry_refuses_an_upload_of_another_digest(token_registry):
     """What lets a registry-to-registry copy skip hashing on our side: the registry checks every upload's digest."""
-    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import RegistryError
-
     client = token_registry.client()
     claimed = "sha256:" + hashlib.sha256(b"what the source said").hexdigest()
     with pytest.raises(RegistryError, match="DIGEST_INVALID"):
