@@ -413,17 +413,20 @@ def oci_modules():
     """The collection's OCI modules (client, image), imported from this checkout."""
     from importlib import import_module
 
-    # A link outside the checkout (a link to its root inside it would make tools that walk the tree loop).
-    link = config.RUN_DIR / "collections" / "ansible_collections" / "kubeforge" / "operators"
-    if not link.is_symlink():
-        link.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            link.symlink_to(REPO_ROOT)
-        except FileExistsError:  # another process made it meanwhile
-            pass
-    if str(link.parents[2]) not in sys.path:
-        sys.path.insert(0, str(link.parents[2]))
     base = "ansible_collections.kubeforge.operators.plugins.module_utils.oci."
+    if "ansible_collections.kubeforge.operators" not in sys.modules:
+        # A link outside the checkout (a link to its root inside it would make tools that walk the tree loop). The run
+        # directory outlives checkouts: the link is pointed at this one, and appended to sys.path - ahead of a
+        # caller's own path it would make the collection's packages resolve in another checkout.
+        link = config.RUN_DIR / "collections" / "ansible_collections" / "kubeforge" / "operators"
+        if not link.is_symlink() or os.path.realpath(link) != os.path.realpath(REPO_ROOT):
+            link.parent.mkdir(parents=True, exist_ok=True)
+            tmp = link.with_name(f".operators-{os.getpid()}")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(REPO_ROOT)
+            os.replace(tmp, link)
+        if str(link.parents[2]) not in sys.path:
+            sys.path.append(str(link.parents[2]))
     return import_module(base + "client"), import_module(base + "image")
 
 
