@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -180,14 +181,19 @@ def _upload_under_way(root):
 
 
 def _kill_mid_copy(params, token_registry, tmp_path):
-    """Run the mirror in a child process and SIGKILL it while a blob upload into the mirror is under way."""
+    """Run the mirror in a child process and SIGKILL it while a blob upload into the mirror is under way; returns
+    None then, else what the child printed (it ended first)."""
     script = tmp_path / "run.py"
     (tmp_path / "params.json").write_text(json.dumps(params))
     script.write_text("import json, sys\nfrom ansible_collections.kubeforge.operators.plugins.module_utils.catalog."
                       "mirror_run import run_mirror\nrun_mirror(json.load(open(sys.argv[1])))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "params.json")], env=env,
-                            start_new_session=True)
+    # this checkout's collection and the virtualenv, nothing else of this process's sys.path
+    collections = str(Path(__file__).resolve().parents[3] / ".build" / "collections")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([collections] + [p for p in sys.path if p.endswith("site-packages")]))
+    output = tmp_path / "child.log"
+    with open(output, "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "params.json")], env=env,
+                                start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     uploads = token_registry.root / "storage" / "docker" / "registry" / "v2" / "repositories"
     deadline = time.monotonic() + 120
     try:
@@ -195,13 +201,13 @@ def _kill_mid_copy(params, token_registry, tmp_path):
             if _upload_under_way(uploads):
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)
-                return True
+                return None
             time.sleep(0.01)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
-    return False
+    return "exit %s: %s" % (proc.returncode, output.read_text()[-2000:])
 
 
 def test_mirror_plan_copy_resume_and_resources(source, auth, registry, token_registry, tmp_path):
@@ -222,7 +228,8 @@ def test_mirror_plan_copy_resume_and_resources(source, auth, registry, token_reg
     assert dst.head_manifest("kubeforge/mirror/kubeforge/index", "v1") is None  # check mode wrote nothing
     assert not (tmp_path / "manifests").exists()
 
-    assert _kill_mid_copy(params, token_registry, tmp_path), "the copy ended before a big blob was under way"
+    ended = _kill_mid_copy(params, token_registry, tmp_path)
+    assert ended is None, "the copy ended before a big blob was under way: %s" % ended
     assert dst.head_manifest("kubeforge/mirror/kubeforge/index", "v1") is None  # the catalog is pushed last
 
     first = _run(params)
