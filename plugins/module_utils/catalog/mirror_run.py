@@ -33,7 +33,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.filter import filter_catalog
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as declcfg_load
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import fs_layout, write_file
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import write_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for, sha256_digest
@@ -74,13 +74,6 @@ def _select(fbc_dir, selection):
     return filter_catalog(cfg, selection)
 
 
-def _write_fbc(cfg, directory):
-    with FileOutput() as out:
-        for path, part in fs_layout(cfg, directory, "json"):
-            write_file(part, path, "json", output=out)
-        out.commit()
-
-
 class _Run:
     def __init__(self, params, check_mode):
         self.params = params
@@ -115,7 +108,7 @@ class _Run:
         cfg, self.warnings = _select(fbc_path, params["select"])
         self.packages = cfg.package_names()
         fbc_dir = os.path.join(self.work, "configs")
-        _write_fbc(cfg, fbc_dir)
+        write_fs(cfg, fbc_dir, "json")
         blocked = blocked_matcher(params["blocked_images"])
         images = bundle_images(cfg)
         self.blocked = sorted(text for text in images if blocked(text))

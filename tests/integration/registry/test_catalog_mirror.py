@@ -237,7 +237,7 @@ def test_mirror_plan_copy_resume_and_resources(source, auth, registry, token_reg
     assert {i["state"] for i in first["images"]} <= {"copied", "present"}
     for image in first["images"]:
         _assert_copied(src, dst, image["source"], image["mirror"])
-    assert first["totals"]["blobs_mounted"] >= 0 and first["totals"]["copied"] >= 1
+    assert first["totals"]["copied"] >= 1
 
     # the rebuilt catalog: only the kept bundles, served without opm's stale cache, over the source catalog's layers
     catalog = first["catalog"]
