@@ -8,11 +8,14 @@ layers across repositories and add an 8 MiB layer of their own - plus one image 
 - ``ours-c4`` / ``ours-c1``: ``oci.copy.Copier`` over the image references with 4 / 1 images at a time (what
   catalog_mirror runs after its plan), in a fresh ``python`` process;
 - ``skopeo-copy``: ``skopeo copy --all --preserve-digests`` per image, one after the other;
-- ``skopeo-sync``: ``skopeo sync --all --preserve-digests`` per repository (docker to docker).
+- ``skopeo-sync``: ``skopeo sync --all --preserve-digests`` per repository (docker to docker);
+- ``get-only`` / ``put-only`` (the big image only, no copy): its one layer downloaded by ``curl`` to ``/dev/null``,
+  and uploaded by our client from memory (the same bytes, generated; curl's upload, and ours from a file, were
+  slower) - each registry's own time for those bytes. A copy cannot end before the slower of the two: the floor.
 
 Outputs compared: after each run every source manifest (indexes and platform images) must be in the mirror under
-its digest, with the same bytes. Wall time and peak RSS (``wait4``'s ``ru_maxrss``) per cell are the medians of
-``--repeat`` runs, the tools alternating. The big-layer cell shows the peak memory does not grow with layer size.
+its digest, with the same bytes (``put-only``: the layer must be there). Wall time, CPU time and peak RSS per cell
+are the medians of ``--repeat`` runs, the tools alternating. The big-layer cell shows the peak memory does not grow with layer size.
 Targets: ours <= 0.5x skopeo's wall time (the better of copy and sync), peak memory bounded.
 
     .venv/bin/python benchmarks/mirror/run.py [--repos 8] [--big-mib 1024] [--repeat 3] [--out r.json] [--markdown r.md]
@@ -44,6 +47,7 @@ OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
 OCI_LAYER = "application/vnd.oci.image.layer.v1.tar"
 MIB = 1 << 20
+BIG_SEED = "big"
 
 OURS = r"""
 import json, sys
@@ -104,13 +108,18 @@ def measured_run(argv, env, timeout=3600):
     return figures
 
 
+def layer_chunks(size, seed):
+    """The 1 MiB chunks of a pseudo-random layer of ``size`` bytes (the same for the same seed)."""
+    block = hashlib.sha512(seed.encode()).digest() * (MIB // 64)
+    for i in range(size // MIB):
+        yield hashlib.sha256(b"%d" % i).digest() + block[32:]
+
+
 def _blob(client, repo, size, seed):
     """Upload ``size`` pseudo-random bytes (streamed from a temporary file) and return the descriptor."""
     h = hashlib.sha256()
     with tempfile.TemporaryFile() as f:
-        block = hashlib.sha512(seed.encode()).digest() * (MIB // 64)
-        for i in range(size // MIB):
-            chunk = hashlib.sha256(b"%d" % i).digest() + block[32:]
+        for chunk in layer_chunks(size, seed):
             h.update(chunk)
             f.write(chunk)
         f.seek(0)
@@ -149,7 +158,7 @@ def populate(client, repos, big_mib):
     big = []
     if big_mib:
         repo = "bench/big"
-        desc = _manifest(client, repo, [_blob(client, repo, big_mib * MIB, "big")], "amd64")
+        desc = _manifest(client, repo, [_blob(client, repo, big_mib * MIB, BIG_SEED)], "amd64")
         client.put_manifest(repo, "v1", client.get_manifest(repo, desc["digest"])[0], OCI_MANIFEST)
         big = [(repo, desc["digest"])]
     return images, big
@@ -187,7 +196,28 @@ def cert_dir(registry, root):
     return path
 
 
-def run_tool(tool, source, dest, images, work, env):
+GET_ONLY = r"""
+curl -sS --fail --config <(printf 'user = "%s"\n' "$SOURCE_USER") --cacert "$SOURCE_CA" -o /dev/null "https://$SOURCE/v2/$REPO/blobs/$DIGEST"
+"""
+
+PUT_ONLY = r"""
+import json, sys
+spec = json.load(open(sys.argv[1]))
+sys.path.insert(0, spec["here"])
+from run import layer_chunks
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import RegistryClient
+class Layer:
+    def __init__(self):
+        self.chunks = layer_chunks(spec["size"], spec["seed"])
+    def read(self, amount=-1):
+        return next(self.chunks, b"")
+client = RegistryClient(spec["host"], credentials=Credentials(spec["username"], spec["password"]), ca_file=spec["ca_file"])
+print(client.upload_blob_stream(spec["repo"], spec["digest"], spec["size"], Layer()))
+"""
+
+
+def run_tool(tool, source, dest, images, work, env, layer=None):
     """One copy of ``images`` from source to dest with ``tool``; returns timed_run's figures (summed for skopeo
     copy's one process per image; peak RSS the largest)."""
     if tool.startswith("ours"):
@@ -202,6 +232,17 @@ def run_tool(tool, source, dest, images, work, env):
                 f,
             )
         return measured_run([sys.executable, "-c", OURS, spec], env)
+    if tool == "get-only":
+        repo, digest, _size = layer
+        user = "%s:%s" % (source.username, source.password)
+        return measured_run(["bash", "-c", GET_ONLY], dict(env, SOURCE=source.host, SOURCE_USER=user, SOURCE_CA=source.ca_file, REPO=repo, DIGEST=digest))
+    if tool == "put-only":
+        repo, digest, size = layer
+        spec = os.path.join(work, "put.json")
+        with open(spec, "w") as f:
+            target = {"host": dest.host, "username": dest.username, "password": dest.password, "ca_file": dest.ca_file}
+            json.dump(target | {"repo": repo, "digest": digest, "size": size, "seed": BIG_SEED, "here": HERE}, f)
+        return measured_run([sys.executable, "-c", PUT_ONLY, spec], env)
     src_certs, dst_certs = cert_dir(source, work), cert_dir(dest, work)
     common = [
         "--src-creds",
@@ -270,22 +311,31 @@ def main():
         images, big = populate(client(source), args.repos, args.big_mib)
         sets = {"set": images} | ({"big": big} if big else {})
         expected = {name: manifests_of(client(source), imgs) for name, imgs in sets.items()}
+        big_layer = (big[0][0], json.loads(expected["big"][big[0]])["layers"][0]["digest"], args.big_mib * MIB) if big else None
         sizes = {"set": (2 * 2 * 16 + args.repos * 2 * 8), "big": args.big_mib}
-        tools = ("ours-c4", "ours-c1", "skopeo-copy", "skopeo-sync")
+        tools = ("ours-c4", "ours-c1", "skopeo-copy", "skopeo-sync", "get-only", "put-only")
         for name, imgs in sets.items():
             for rep in range(args.repeat):
                 order = tools if rep % 2 == 0 else tuple(reversed(tools))
                 for tool in order:
                     if name == "big" and tool in ("ours-c1", "skopeo-sync"):
                         continue  # one image: concurrency and sync change nothing
+                    if name != "big" and tool in ("get-only", "put-only"):
+                        continue
                     work = tempfile.mkdtemp(dir=root)
                     dest = LocalRegistry(Path(work) / "mirror", password="bench-" + os.urandom(4).hex())
                     dest.start()
+                    os.sync()  # the cells before wrote gigabytes: written out now, not during this cell
                     try:
-                        figures = run_tool(tool, source, dest, imgs, work, dict(env, HOME=work))
+                        figures = run_tool(tool, source, dest, imgs, work, dict(env, HOME=work), big_layer)
                         if figures["rc"] != 0:
                             raise SystemExit("%s failed: %s" % (tool, figures.get("stderr", "")[-2000:]))
-                        bad = compare(expected[name], client(dest))
+                        if tool == "get-only":
+                            bad = []
+                        elif tool == "put-only":
+                            bad = [] if client(dest).blob_exists(*big_layer[:2]) else ["layer %s@%s missing" % big_layer[:2]]
+                        else:
+                            bad = compare(expected[name], client(dest))
                     finally:
                         dest.stop()
                         shutil.rmtree(work, ignore_errors=True)
@@ -298,13 +348,14 @@ def main():
         source.stop()
         shutil.rmtree(root, ignore_errors=True)
 
-    lines = ["| image set | MiB | tool | wall s (median) | peak RSS MiB | wall vs best skopeo |", "|---|---|---|---|---|---|"]
+    lines = ["| image set | MiB | tool | wall s (median) | CPU s | peak RSS MiB | wall vs best skopeo |", "|---|---|---|---|---|---|---|"]
     for name, cells in results["cells"].items():
-        med = {tool: {k: median([r[k] for r in runs]) for k in ("wall_s", "maxrss_mib")} for tool, runs in cells.items()}
+        med = {tool: {k: median([r[k] for r in runs]) for k in ("wall_s", "cpu_s", "maxrss_mib")} for tool, runs in cells.items()}
         best = min(med[t]["wall_s"] for t in med if t.startswith("skopeo"))
         results.setdefault("medians", {})[name] = med
         for tool, m in med.items():
-            lines.append("| %s | %d | %s | %s | %s | %s |" % (name, sizes[name], tool, fmt(m["wall_s"]), fmt(m["maxrss_mib"], 0), fmt(m["wall_s"] / best)))
+            cells = (name, sizes[name], tool, fmt(m["wall_s"]), fmt(m["cpu_s"]), fmt(m["maxrss_mib"], 0), fmt(m["wall_s"] / best))
+            lines.append("| %s | %d | %s | %s | %s | %s | %s |" % cells)
     write_results(results, "\n".join(lines) + "\n", args.out, args.markdown)
 
 

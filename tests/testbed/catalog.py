@@ -20,7 +20,7 @@ from testbed import config
 
 TEMPLATE = "catalog-template.yaml"
 # Packages in the served catalog, in the order they are rendered (each one is fixtures/<name>/).
-PACKAGES = ("kube-demo", "kube-demo-addon", "kube-crashloop", "kube-privileged", "kube-allns")
+PACKAGES = ("kube-demo", "kube-demo-addon", "kube-crashloop", "kube-privileged", "kube-allns", "kube-needsapi", "kube-toobig")
 
 
 def package_dir(package: str) -> Path:

@@ -23,7 +23,7 @@ import socket
 import ssl
 from urllib.error import HTTPError, URLError
 from urllib.parse import quote, urlencode, urljoin, urlsplit, urlunsplit
-from urllib.request import HTTPSHandler, ProxyHandler, Request, build_opener
+from urllib.request import ProxyHandler, Request, build_opener
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import (
@@ -42,6 +42,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors imp
     UnsupportedMediaTypeError,
     redact,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.keepalive import KeepAliveHTTPHandler, KeepAliveHTTPSHandler
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import is_loopback_host, parse_reference
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -174,9 +175,10 @@ class RegistryClient:
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
             self._ssl_context = ctx
-            handlers.append(HTTPSHandler(context=ctx))
+            handlers.append(KeepAliveHTTPSHandler(context=ctx))
         else:
             self._ssl_context = None
+            handlers.append(KeepAliveHTTPHandler())
         if is_loopback_host(self.api_host):
             handlers.append(ProxyHandler({}))
         self._opener = build_opener(*handlers)
@@ -530,11 +532,13 @@ class RegistryClient:
         return self.request("GET", "/v2/%s/blobs/%s" % (repository, digest), [self._pull_scope(repository)],
                             repository, "blob %s" % digest)
 
-    def upload_blob_stream(self, repository, digest, size, reader, mount_from=None):
-        """Upload ``size`` bytes read from ``reader`` (a file object, read in chunks: never whole in memory) as blob
-        ``digest``, unless present or mountable from ``mount_from`` (a repository of this registry). Returns
-        ``"exists"``, ``"mounted"`` or ``"uploaded"``; the registry refuses content of another digest."""
-        if self.blob_exists(repository, digest, push=True):
+    def upload_blob_stream(self, repository, digest, size, reader, mount_from=None, check_exists=True):
+        """Upload ``size`` bytes read from ``reader`` (a file object, read in chunks: never whole in memory; or a
+        callable returning a context manager of one, opened only when the bytes are needed) as blob ``digest``,
+        unless present (``check_exists``: a caller that just looked passes ``False``) or mountable from
+        ``mount_from`` (a repository of this registry). Returns ``"exists"``, ``"mounted"`` or ``"uploaded"``; the
+        registry refuses content of another digest."""
+        if check_exists and self.blob_exists(repository, digest, push=True):
             return "exists"
         status, location = self._start_upload(repository, digest if mount_from else None, mount_from)
         if status == 201:
@@ -542,7 +546,11 @@ class RegistryClient:
         if not location:
             raise RegistryError("registry %s: blob upload in repository %s returned no Location" % (
                 self.registry, repository), registry=self.registry, repository=repository)
-        self._finish_upload(repository, location, digest, reader, size)
+        if callable(reader):
+            with reader() as opened:
+                self._finish_upload(repository, location, digest, opened, size)
+        else:
+            self._finish_upload(repository, location, digest, reader, size)
         return "uploaded"
 
     # ------------------------------------------------------------------ helpers

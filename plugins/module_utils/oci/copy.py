@@ -21,8 +21,10 @@ __metaclass__ = type
 import hashlib
 import json
 import os
+import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
@@ -107,6 +109,50 @@ class _VerifyingReader:
                 self.where, self.digest, self.read_bytes, self.size))
 
 
+class _ReadAhead:
+    """Reads a stream ahead on a thread, at most ``depth`` chunks (so memory stays bounded): the download of the
+    next chunk overlaps the upload of this one instead of taking turns with it."""
+
+    def __init__(self, stream, depth=4):
+        self._stream = stream
+        self._queue = queue.Queue(depth)
+        self._stop = threading.Event()
+        self._last = None  # b"" or the exception that ended the stream
+        self._thread = threading.Thread(target=self._pump, name="read-ahead", daemon=True)
+        self._thread.start()
+
+    def _pump(self):
+        try:
+            while not self._stop.is_set():
+                chunk = self._stream.read(_CHUNK)
+                self._put(chunk)
+                if not chunk:
+                    return
+        except Exception as e:  # noqa: BLE001 - handed to the reading side, which raises it
+            self._put(e)
+
+    def _put(self, item):
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def read(self, amount=_CHUNK):
+        item = self._last if self._last is not None else self._queue.get()
+        if isinstance(item, Exception):
+            self._last = item
+            raise item
+        if not item:
+            self._last = item
+        return item
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+
+
 class RegistryStore:
     """Images in one registry (``client``: a :class:`client.RegistryClient`)."""
 
@@ -138,12 +184,15 @@ class RegistryStore:
     def open_blob(self, repository, digest):
         return self.client.open_blob(repository, digest)
 
-    def put_blob(self, repository, desc, reader):
+    def put_blob(self, repository, desc, reader, known_missing=False):
+        """Store a blob (``reader``: a file object or a callable opening one, see ``upload_blob_stream``) unless
+        present (``known_missing``: the caller just looked) or mountable from another repository."""
         with self._lock:
             mount_from = self._blob_repos.get(desc["digest"])
         if mount_from == repository:
             mount_from = None
-        result = self.client.upload_blob_stream(repository, desc["digest"], desc["size"], reader, mount_from)
+        result = self.client.upload_blob_stream(repository, desc["digest"], desc["size"], reader, mount_from,
+                                                check_exists=not known_missing)
         self.holds(repository, desc["digest"])
         return result
 
@@ -224,19 +273,19 @@ class LayoutStore:
     def open_blob(self, repository, digest):
         return open(layout_blob_path(self.directory, digest), "rb")
 
-    def put_blob(self, repository, desc, reader):
-        if self.has_blob(repository, desc["digest"]):
+    def put_blob(self, repository, desc, reader, known_missing=False):
+        if not known_missing and self.has_blob(repository, desc["digest"]):
             return "exists"
 
-        def produce(f):
+        def produce(f, source):
             while True:
-                chunk = reader.read(_CHUNK)
+                chunk = source.read(_CHUNK)
                 if not chunk:
                     return
                 f.write(chunk)
 
-        with FileOutput() as out:
-            out.stream(layout_blob_path(self.directory, desc["digest"]), produce)
+        with (reader() if callable(reader) else nullcontext(reader)) as source, FileOutput() as out:
+            out.stream(layout_blob_path(self.directory, desc["digest"]), lambda f: produce(f, source))
             out.commit()
         return "uploaded"
 
@@ -344,10 +393,9 @@ class Copier:
             if result == "uploaded":
                 stats["bytes"] += int(desc.get("size") or 0)
         for digest, data, media_type, _doc in plan["manifests"]:
-            if not self.dest.has_manifest(dest_repository, digest):
-                self.dest.put_manifest(dest_repository, digest, data, media_type, top=not tag and digest == top[0])
-            elif digest == top[0] and not tag:
-                self.dest.remember(dest_repository, digest, data, media_type)
+            # written again when present (a resumed copy): a PUT of the same bytes changes nothing and costs what
+            # asking first would
+            self.dest.put_manifest(dest_repository, digest, data, media_type, top=not tag and digest == top[0])
         if tag:
             self.dest.put_manifest(dest_repository, tag, top[1], top[2], top=True)
         return stats
@@ -359,13 +407,22 @@ class Copier:
             return "exists"
         if self.source is self.dest:
             self.dest.holds(repository, digest)  # one registry: mounted from the source repository, not copied
-        where = "%s %s" % (self.source.name, repository)
-        with self.source.open_blob(repository, digest) as stream:
-            reader = _VerifyingReader(stream, digest, int(desc.get("size") or 0), where, not self.dest.verifies_digests)
-            result = self.dest.put_blob(dest_repository, desc, reader)
-            if result == "uploaded" and reader.read_bytes < reader.size:
-                reader.read(_CHUNK)  # a store that stopped reading early has not verified the end
-        return result
+
+        @contextmanager
+        def source_reader():
+            # opened only for an upload: a mounted blob is never read from the source
+            with self.source.open_blob(repository, digest) as stream:
+                ahead = _ReadAhead(stream)
+                try:
+                    reader = _VerifyingReader(ahead, digest, int(desc.get("size") or 0),
+                                              "%s %s" % (self.source.name, repository), not self.dest.verifies_digests)
+                    yield reader
+                    if reader.read_bytes < reader.size:
+                        reader.read(_CHUNK)  # a store that stopped reading early has not verified the end
+                finally:
+                    ahead.close()
+
+        return self.dest.put_blob(dest_repository, desc, source_reader, known_missing=True)
 
 
 def run_all(tasks, concurrency):

@@ -39,6 +39,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     csv_blocked,
     csv_deployment_names,
     csv_failure_is_retried,
+    csv_requirements_unmet,
     csv_succeeded,
     csv_version,
     first_problem,
@@ -276,9 +277,12 @@ def next_step(desired, observed):
         problem = first_problem(CSV_FAILURES, current)
         if problem and not csv_failure_is_retried(current, observed.now):
             return Action(FAIL, _csv_failure(current_name, current), status(current).get("reason"))
+        unmet = csv_requirements_unmet(current, observed.now)
+        if unmet:
+            return Action(FAIL, f"ClusterServiceVersion {current_name} phase Pending: {unmet}", "RequirementsNotMet")
         if not csv_succeeded(current):
             config = spec(sub).get("config")
-            problem = workload_problem(current, observed.replicasets, observed.pods, config)
+            problem = workload_problem(current, observed.replicasets, observed.pods, config, observed.now)
             if problem:
                 return Action(FAIL, f"{_csv_progress(current_name, current)}; {problem.message}", problem.reason or problem.name)
             stale = workload_problem(current, observed.replicasets, observed.pods) if config else None

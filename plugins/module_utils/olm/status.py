@@ -175,6 +175,25 @@ def csv_deployment_names(csv):
     return [d.get("name") for d in deployments if isinstance(d, dict) and d.get("name")]
 
 
+def csv_requirements_unmet(csv, now):
+    """A message when a CSV has stayed Pending with RequirementsNotMet for CSV_RETRY_GRACE_SECONDS: OLM checks the
+    requirements again and again, but an API no one serves (``nativeAPIs``), a required CRD no install brings, or a
+    missing permission does not appear by itself; the message names each requirement that is not present."""
+    st = status(csv)
+    if st.get("phase") != "Pending" or st.get("reason") != "RequirementsNotMet":
+        return None
+    since = parse_time(st.get("lastTransitionTime"))
+    if now is None or since is None or now - since < CSV_RETRY_GRACE_SECONDS:
+        return None
+    unmet = [
+        " ".join(str(part) for part in (r.get("kind"), r.get("name"), f"({r.get('group') or 'core'}/{r.get('version')})", r.get("status")) if part)
+        + (f": {r['message']}" if r.get("message") else "")
+        for r in st.get("requirementStatus") or []
+        if isinstance(r, dict) and r.get("status") not in ("Present", "PresentNotSatisfied")
+    ]
+    return "requirements not met: " + ("; ".join(unmet) if unmet else st.get("message") or "see the CSV's status.requirementStatus")
+
+
 def csv_blocked(csv):
     """A message when a Pending CSV waits on something outside OLM's install (requirements, Upgradeable=False)."""
     st = status(csv)
@@ -235,6 +254,29 @@ def _pod_failure(pod):
 
 
 POD_FAILURES = (("PodStuck", lambda pod: _stuck_container(pod)[0] is not None, _pod_failure),)
+
+# A pod the scheduler has not placed for this long (no node matches its selector, affinity or tolerations, or none
+# has room) waits for a change in the cluster or in the Subscription's config. A cluster autoscaler may still add a
+# node after the module has failed: the install goes on in the cluster, and running the module again waits for it.
+UNSCHEDULABLE_GRACE_SECONDS = 30
+
+
+def pod_unschedulable(pod, now):
+    """A ``Problem`` when ``pod`` has been Unschedulable for UNSCHEDULABLE_GRACE_SECONDS, with the scheduler's
+    message; None otherwise."""
+    cond = condition(pod, "PodScheduled") or {}
+    if cond.get("status") != "False" or cond.get("reason") != "Unschedulable":
+        return None
+    since = parse_time(cond.get("lastTransitionTime"))
+    if now is None or since is None or now - since < UNSCHEDULABLE_GRACE_SECONDS:
+        return None
+    waited = int(now - since)
+    return Problem(
+        "PodUnschedulable",
+        "Unschedulable",
+        f"pod {name_of(pod)} has not been scheduled for {waited} s: {cond.get('message') or 'no node fits'} (if a cluster autoscaler is adding "
+        "a node, run again to wait for it; otherwise change the Subscription's config or the nodes)",
+    )
 
 
 # The label OLM puts on a bundle unpack Job and its pod (the value names the bundle's ConfigMap).
@@ -362,9 +404,10 @@ def workload_restarting(csv, replicasets, pods, now):
     return None
 
 
-def workload_problem(csv, replicasets, pods, config=None):
+def workload_problem(csv, replicasets, pods, config=None, now=None):
     """The first ReplicaSet or pod problem among the workloads of ``csv``'s Deployments (their newest revision), as a
-    ``Problem``; with a Subscription ``config``, only among the pods that carry it (see carries_config)."""
+    ``Problem``; with a Subscription ``config``, only among the pods that carry it (see carries_config). With
+    ``now`` (epoch), a pod Unschedulable for longer than its grace period counts too."""
     deployments = set(csv_deployment_names(csv))
     if not deployments:
         return None
@@ -376,7 +419,7 @@ def workload_problem(csv, replicasets, pods, config=None):
     set_names = {name_of(rs) for rs in own_sets}
     for pod in pods:
         if owned_by(pod, "ReplicaSet", set_names) and live_pod(pod) and (not config or carries_config(pod, config)):
-            problem = first_problem(POD_FAILURES, pod)
+            problem = first_problem(POD_FAILURES, pod) or pod_unschedulable(pod, now)
             if problem:
                 return problem
     return None

@@ -1,6 +1,6 @@
 """oci.copy between OCI layout directories (the same walk, skips and ordering as against registries, which
 tests/integration/registry/test_catalog_mirror.py proves): a two-platform index copied whole, a re-run copying
-nothing, a copy interrupted after its blobs resumed, a source blob that lies about its digest or size refused."""
+nothing, a copy interrupted after its blobs resumed, a source blob that lies about its digest or size refused; the read-ahead of a blob stream."""
 
 import io
 import json
@@ -13,6 +13,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.copy impor
     Copier,
     CopyError,
     LayoutStore,
+    _ReadAhead,
     _VerifyingReader,
     run_all,
 )
@@ -121,3 +122,44 @@ def test_run_all_collects_every_failure():
     results = run_all([lambda: 1, fail, lambda: 3], 2)
     assert [r for r, _e in results] == [1, None, 3]
     assert str(results[1][1]) == "boom"
+
+
+class _Chunks:
+    """A stream of ``chunks``, then ``error`` raised (or the end); counts reads."""
+
+    def __init__(self, chunks, error=None):
+        self.chunks = list(chunks)
+        self.error = error
+        self.reads = 0
+
+    def read(self, amount):
+        self.reads += 1
+        if self.chunks:
+            return self.chunks.pop(0)
+        if self.error is not None:
+            raise self.error
+        return b""
+
+
+def test_read_ahead_hands_over_every_chunk_then_the_end():
+    ahead = _ReadAhead(_Chunks([b"a", b"b", b"c"]))
+    assert [ahead.read(), ahead.read(), ahead.read(), ahead.read(), ahead.read()] == [b"a", b"b", b"c", b"", b""]
+    ahead.close()
+
+
+def test_read_ahead_raises_the_source_error_where_it_was_reached():
+    ahead = _ReadAhead(_Chunks([b"a"], OSError("connection reset")))
+    assert ahead.read() == b"a"
+    with pytest.raises(OSError, match="connection reset"):
+        ahead.read()
+    with pytest.raises(OSError, match="connection reset"):
+        ahead.read()  # and again on every read after
+    ahead.close()
+
+
+def test_read_ahead_stays_bounded_and_closes_when_the_reader_stops_early():
+    stream = _Chunks([b"x"] * 100)
+    ahead = _ReadAhead(stream, depth=2)
+    assert ahead.read() == b"x"
+    ahead.close()  # the pump was blocked on a full queue: close() ends it
+    assert stream.reads <= 5  # read ahead by the queue's depth, not the whole stream

@@ -994,3 +994,65 @@ def test_a_succeeded_csv_waits_briefly_for_the_subscription_to_record_it(subscri
     assert action.kind == kind, action
     if kind == olm.WAIT:
         assert "to record it" in action.message
+
+
+def pending_unmet(when, requirements):
+    item = csv(V1, "0.0.1", "Pending", "RequirementsNotMet", "one or more requirements couldn't be found")
+    item["status"].update(lastTransitionTime=when, requirementStatus=requirements)
+    return item
+
+
+NATIVE_MISSING = {"group": "nowhere.kubeforge.io", "version": "v1", "kind": "Missing", "name": "", "status": "NotPresent"}
+CRD_PRESENT = {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition", "name": "kubedemos.demo.kubeforge.io", "status": "Present"}
+
+
+@pytest.mark.parametrize(
+    "now, requirements, kind, text",
+    [
+        (None, [NATIVE_MISSING], olm.WAIT, None),  # no clock: never a failure
+        ("2026-11-23T15:33:30Z", [NATIVE_MISSING], olm.WAIT, None),  # within the grace period: OLM checks again
+        ("2026-11-23T15:33:41Z", [CRD_PRESENT, NATIVE_MISSING], olm.FAIL, "requirements not met: Missing (nowhere.kubeforge.io/v1) NotPresent"),
+        ("2026-11-23T15:33:41Z", [], olm.FAIL, "one or more requirements couldn't be found"),
+    ],
+)
+def test_requirements_not_met_fail_after_the_grace_period_naming_what_is_missing(now, requirements, kind, text):
+    seen = observed(sub(current=V1), csvs=[pending_unmet("2026-11-23T15:33:10Z", requirements)])
+    step_ = olm.next_step(MANUAL_V1, seen._replace(now=st.parse_time(now) if now else None))
+    assert step_.kind == kind
+    if text:
+        assert text in step_.message and "kubedemos" not in step_.message, step_.message
+
+
+def unschedulable_pod(since):
+    item = pod("kube-demo-controller-manager-abc-1", "kube-demo-controller-manager-abc")
+    item["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+                "lastTransitionTime": since,
+            }
+        ],
+    }
+    return item
+
+
+@pytest.mark.parametrize(
+    "now, kind",
+    [(None, olm.WAIT), ("2026-11-23T15:33:30Z", olm.WAIT), ("2026-11-23T15:33:41Z", olm.FAIL)],
+)
+def test_an_operator_pod_the_scheduler_cannot_place_fails_after_the_grace_period(now, kind):
+    seen = observed(
+        sub(current=V1),
+        csvs=[csv(V1, "0.0.1", "Pending", "InstallWaiting", "installing: waiting for deployment kube-demo-controller-manager")],
+        replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager")],
+        pods=[unschedulable_pod("2026-11-23T15:33:10Z")],
+    )
+    step_ = olm.next_step(MANUAL_V1, seen._replace(now=st.parse_time(now) if now else None))
+    assert step_.kind == kind
+    if kind == olm.FAIL:
+        assert step_.reason == "Unschedulable"
+        assert "has not been scheduled for 31 s: 0/3 nodes are available" in step_.message, step_.message
