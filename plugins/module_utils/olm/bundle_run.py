@@ -42,6 +42,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.lo
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import dumps_json, iter_json
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import channel_head, convert_to_model, validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import API_VERSION as CATALOG_SOURCE_API_VERSION
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import KIND as CATALOG_SOURCE_KIND
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_definition
@@ -465,8 +466,26 @@ def pod_address(pod, port=GRPC_PORT):
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
-def registry_pod_verdict(pod):
-    """``(ready|waiting|failed, message)`` for the registry pod (a dict, or None when it is gone)."""
+# opm serves within seconds of starting: a registry container that has run this long without passing its readiness
+# probe (opm's gRPC health service, through grpc_health_probe) will not pass it - an opm_image without
+# /bin/grpc_health_probe, an opm that does not serve on the port probed, ...
+NOT_READY_GRACE_SECONDS = 60
+
+
+def _running_unready_seconds(st, now):
+    """How long the longest-running container that is not ready has run (seconds), or None."""
+    longest = None
+    for container in st.get("containerStatuses") or []:
+        started = parse_time(((container.get("state") or {}).get("running") or {}).get("startedAt"))
+        if started is not None and not container.get("ready"):
+            longest = max(longest or 0, now - started)
+    return longest
+
+
+def registry_pod_verdict(pod, now=None, unhealthy=None):
+    """``(ready|waiting|failed, message)`` for the registry pod (a dict, or None when it is gone). With ``now``
+    (epoch), a container that has run NOT_READY_GRACE_SECONDS without passing its readiness probe fails it;
+    ``unhealthy``: the kubelet's last probe failure message, added to that failure."""
     if pod is None:
         return VERDICT_FAILED, "the registry pod was deleted"
     name = name_of(pod)
@@ -485,6 +504,13 @@ def registry_pod_verdict(pod):
         return VERDICT_FAILED, f"registry {problem.message}"
     if condition_true(pod, "Ready") and pod_address(pod):
         return VERDICT_READY, f"registry pod {name} is Ready at {pod_address(pod)}"
+    unready = _running_unready_seconds(st, now) if now is not None else None
+    if unready is not None and unready >= NOT_READY_GRACE_SECONDS:
+        probe = f": {unhealthy}" if unhealthy else ""
+        return VERDICT_FAILED, (
+            f"registry pod {name} has run {int(unready)} s without passing its readiness probe (opm's gRPC health service on port {GRPC_PORT}, "
+            f"checked with /bin/grpc_health_probe: the opm_image must have both){probe}"
+        )
     scheduled = condition(pod, "PodScheduled") or {}
     if scheduled.get("status") == "False":
         return VERDICT_WAITING, f"registry pod {name} is not scheduled ({scheduled.get('reason')}): {scheduled.get('message') or ''}".rstrip(": ")

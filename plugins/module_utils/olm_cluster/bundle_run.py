@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
@@ -121,23 +122,50 @@ def read_served_catalog(cluster, namespace, catalog, source):
     return cfg if core.catalog_digest(core.fbc_documents(cfg)) == digest else None
 
 
+# The watch is cut into slices this long: a container that keeps failing its readiness probe changes nothing in the
+# pod, so only time, checked between slices, can settle its verdict.
+RECHECK_SECONDS = 10
+
+
+def _last_unhealthy(cluster, namespace, name):
+    """The kubelet's last probe failure message about the pod (an ``Unhealthy`` Event), or None."""
+    try:
+        events = cluster.list("Event", namespace, "v1", field_selector=f"involvedObject.name={name},reason=Unhealthy")
+    except Exception:  # noqa: BLE001 - a detail of the message only: Events may be unreadable
+        return None
+    events.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+    return excerpt(events[-1].get("message") or "", 600) if events else None
+
+
 def wait_registry_pod(cluster, namespace, name, timeout):
-    """Watch the registry pod until it is Ready with an IP; raise at once when it cannot start."""
+    """Watch the registry pod until it is Ready with an IP; raise at once when it cannot start, and when it has run
+    NOT_READY_GRACE_SECONDS without passing its readiness probe."""
     resource = cluster.resource("Pod", "v1")
 
     def settled(pod):
-        return core.registry_pod_verdict(pod)[0] != core.VERDICT_WAITING
+        return core.registry_pod_verdict(pod, time.time())[0] != core.VERDICT_WAITING
 
-    try:
-        pod = watch_until(cluster.client, "v1", "Pod", name, namespace, settled, max(1, timeout), resource=resource)
-    except ResourceTimeoutError as exc:
-        message = core.registry_pod_verdict(exc.last_object)[1] if exc.last_object else "it does not exist"
-        raise core.BundleRunError(
-            f"Timed out after {timeout}s waiting for the registry pod {namespace}/{name} to be Ready: {message}",
-            result={"reason": "RegistryPodNotReady", "registry_pod": name},
-        ) from None
-    verdict, message = core.registry_pod_verdict(pod)
+    deadline = time.monotonic() + max(1, timeout)
+    while True:
+        try:
+            pod = watch_until(
+                cluster.client, "v1", "Pod", name, namespace, settled, max(1, min(RECHECK_SECONDS, deadline - time.monotonic())), resource=resource
+            )
+            break
+        except ResourceTimeoutError as exc:
+            pod = exc.last_object
+            if pod is not None and settled(pod):
+                break
+            if time.monotonic() >= deadline:
+                message = core.registry_pod_verdict(pod)[1] if pod else "it does not exist"
+                raise core.BundleRunError(
+                    f"Timed out after {timeout}s waiting for the registry pod {namespace}/{name} to be Ready: {message}",
+                    result={"reason": "RegistryPodNotReady", "registry_pod": name},
+                ) from None
+    verdict, message = core.registry_pod_verdict(pod, time.time())
     if verdict == core.VERDICT_FAILED:
+        if pod is not None:
+            message = core.registry_pod_verdict(pod, time.time(), _last_unhealthy(cluster, namespace, name))[1]
         raise core.BundleRunError(message, result={"reason": "RegistryPodFailed", "registry_pod": name})
     return pod
 

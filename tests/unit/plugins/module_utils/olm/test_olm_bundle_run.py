@@ -306,6 +306,48 @@ def test_registry_pod_verdict(case, pod, verdict, text):
     assert text in message
 
 
+STARTED = "2026-11-28T06:00:00Z"
+
+
+def unready_since(started=STARTED):
+    running = [{"name": "registry-grpc", "ready": False, "restartCount": 0, "state": {"running": {"startedAt": started}}}]
+    return pod_status(ready=False, containers=running)
+
+
+@pytest.mark.parametrize(
+    "seconds, unhealthy, verdict, text",
+    [
+        (None, None, "waiting", "Ready=False"),  # no clock: as before
+        (59, None, "waiting", "Ready=False"),
+        (61, None, "failed", "has run 61 s without passing its readiness probe"),
+        (61, 'exec: "/bin/grpc_health_probe": stat /bin/grpc_health_probe: no such file', "failed", "stat /bin/grpc_health_probe: no such file"),
+    ],
+)
+def test_a_registry_container_that_never_passes_its_readiness_probe_fails_after_a_minute(seconds, unhealthy, verdict, text):
+    now = None if seconds is None else core.parse_time(STARTED) + seconds
+    got, message = core.registry_pod_verdict(unready_since(), now, unhealthy)
+    assert got == verdict and text in message, message
+
+
+def test_the_wait_settles_between_watch_slices_a_pod_whose_status_no_longer_changes(fake, monkeypatch):
+    """A readiness probe that keeps failing changes nothing in the pod: the watch times out, the time settles it."""
+    from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
+
+    stuck = dict(unready_since("2026-01-01T00:00:00Z"), metadata={"name": "reg", "namespace": NS})
+    slices = []
+
+    def watch_until(client, api_version, kind, name, namespace, predicate, timeout, resource=None):
+        slices.append(timeout)
+        raise ResourceTimeoutError("timed out", last_object=stuck)
+
+    monkeypatch.setattr(glue, "watch_until", watch_until)
+    fake.objects[("Event", "reg.1")] = {"metadata": {"name": "reg.1"}, "reason": "Unhealthy", "message": "Readiness probe failed: connection refused"}
+    with pytest.raises(core.BundleRunError, match="without passing its readiness probe.*Readiness probe failed: connection refused") as err:
+        glue.wait_registry_pod(glue.Cluster("client"), NS, "reg", 600)
+    assert err.value.result["reason"] == "RegistryPodFailed"
+    assert slices == [glue.RECHECK_SECONDS]  # one slice, not the 600 s timeout
+
+
 def test_pod_address():
     assert core.pod_address(pod_status(ip="10.1.2.3")) == "10.1.2.3:50051"
     assert core.pod_address(pod_status(ip="fd00::12")) == "[fd00::12]:50051"
