@@ -55,6 +55,7 @@ options:
     description:
       - How many nodes may be updated at once after the canary passed (the C(maxUnavailable) of the fast phase), as
         a number of nodes (V(3)) or a percentage of the scheduled nodes, rounded up (V(10%)).
+      - A run with another value during the fast phase applies it from then on.
     type: str
     default: "10%"
   canary_timeout:
@@ -98,6 +99,9 @@ options:
         when none runs one, the module fails before changing anything.
       - Without it (and without O(canary_node_selector)), the controller picks the canary node (RollingUpdate with
         C(maxUnavailable=1)).
+      - The canary nodes are fixed when a rollout starts. A run that gives other nodes (or any, to a rollout that
+        started without them) while that rollout is in progress is refused; run with the nodes it started with, or
+        with O(undo=true) and start again.
       - Mutually exclusive with O(canary_node_selector).
     type: list
     elements: str
@@ -130,6 +134,8 @@ options:
     description:
       - Stop once the canary passed (C(updateStrategy=OnDelete) meanwhile, RV(phase=paused)); a later run with
         V(false) continues.
+      - Given to a rollout already past its canary (the fast phase), it pauses the rollout where it stands, the same
+        way.
     type: bool
     default: false
   wait:

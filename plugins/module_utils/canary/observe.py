@@ -53,12 +53,13 @@ def daemonset_state(ds):
     )
 
 
-def _crashed(container):
-    """CrashLoopBackOff for a restarted container whose state is a failed termination: between the restarts of a crash
-    loop a real kubelet (v1.35.4, containerd 1.6) keeps reporting ``terminated`` (reason Error), never
-    ``waiting: CrashLoopBackOff``."""
+def _crashed(container, init=False):
+    """CrashLoopBackOff for a restarted container whose state is a termination: between the restarts of a crash loop
+    a real kubelet (v1.35.4, containerd 1.6) keeps reporting ``terminated`` (reason Error, or Completed for a program
+    that exits 0), never ``waiting: CrashLoopBackOff``. A DaemonSet's containers run for good, so any exit of one
+    restarted before is a crash; an init container that exits 0 has done its work."""
     terminated = (container.get("state") or {}).get("terminated") or {}
-    if terminated.get("exitCode") not in (None, 0) and _int(container.get("restartCount")) > 0:
+    if terminated and _int(container.get("restartCount")) > 0 and (terminated.get("exitCode") not in (None, 0) or not init):
         return "CrashLoopBackOff"
     return None
 
@@ -74,11 +75,11 @@ def pod_state(pod):
         elif condition.get("type") == "PodScheduled" and condition.get("status") == "False":
             # the scheduler's reason, so that a timeout names it (a node may free up: not a failure by itself)
             unscheduled = f"{condition.get('reason') or 'Unschedulable'}: {(condition.get('message') or '')[:200]}"
-    containers = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
-    restarts = max([_int(c.get("restartCount")) for c in containers] or [0])
+    containers = [(c, True) for c in status.get("initContainerStatuses") or []] + [(c, False) for c in status.get("containerStatuses") or []]
+    restarts = max([_int(c.get("restartCount")) for c, _init in containers] or [0])
     waiting = None
-    for container in containers:
-        reason = ((container.get("state") or {}).get("waiting") or {}).get("reason") or _crashed(container)
+    for container, init in containers:
+        reason = ((container.get("state") or {}).get("waiting") or {}).get("reason") or _crashed(container, init)
         if reason:
             waiting = reason
             break

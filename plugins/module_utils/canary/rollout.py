@@ -450,6 +450,9 @@ def next_step(desired, observed):
     if observed.updated_hash is None:
         return Action(WAIT, f"the ControllerRevision of the current template ({progress(observed)})", "ControllerRevision", phase=phase)
 
+    changed_nodes = _canary_nodes_changed(desired, observed)
+    if changed_nodes:
+        return Action(FAIL, changed_nodes, "CanaryNodesChanged", phase=phase)
     node_selective = bool(canary_nodes_of(ds))
     if phase == PAUSED:
         crash = _crash(desired, observed)  # the canary may have started crashing during the pause
@@ -461,6 +464,24 @@ def next_step(desired, observed):
     if phase == FAST:
         return _fast(desired, observed, node_selective)
     return _canary(desired, observed, node_selective, now)
+
+
+def _canary_nodes_changed(desired, observed):
+    """Why ``desired.canary_nodes`` cannot apply to the rollout in progress, or None: the canary nodes are chosen when
+    a rollout starts (recorded in NODES) and a resumed rollout reads them from there. A node given now that was left
+    out then because it ran no pod of the DaemonSet, and runs none now, is no change."""
+    if not desired.canary_nodes or desired.canary_node_selector:
+        return None
+    ds = observed.daemonset
+    recorded, given = set(canary_nodes_of(ds)), set(desired.canary_nodes)
+    hosts = {pod.node for pod in observed.pods if pod.node and not pod.terminating}
+    if not (recorded - given) and not ((given - recorded) & hosts) and recorded:
+        return None
+    started = f"with canary nodes {', '.join(sorted(recorded))}" if recorded else "without canary nodes (maxUnavailable 1)"
+    return (
+        f"the canary rollout in progress on DaemonSet {ds.namespace}/{ds.name} started {started}; canary_nodes now names "
+        f"{', '.join(sorted(given))}. Run with the canary_nodes it started with to continue it, or with undo=true to roll it back, then start again"
+    )
 
 
 def _settled(observed):
@@ -661,9 +682,23 @@ def _fast(desired, observed, node_selective):
     crash = _crash(desired, observed)
     if crash:
         return _failure(desired, observed, crash)
+    if desired.pause_after_canary:
+        # asked for after the canary had passed: the rollout stops where it is, as after the canary
+        strategy = None if node_selective else ON_DELETE_STRATEGY
+        patch = json_patch(ds, strategy=strategy, annotations=_phase_annotations(PAUSED, observed.now))
+        message = f"pause_after_canary: the canary passed before; pause where the rollout stands (OnDelete until resumed; {progress(observed)})"
+        return Action(PATCH, message, "CanaryPaused", patch=patch, event=Event("Normal", "CanaryPaused", message), phase=PAUSED)
     elapsed = _elapsed(ds, observed.now)
     if desired.rollout_timeout is not None and elapsed is not None and elapsed > desired.rollout_timeout:
         return _failure(desired, observed, f"the rollout did not finish within rollout_timeout {desired.rollout_timeout}s: {progress(observed)}")
+    wanted = _fast_strategy(desired, node_selective)
+    current = ds.strategy or {}
+    was = (current.get("rollingUpdate") or {}).get("maxUnavailable")
+    if wanted is not None and (current.get("type") != ROLLING_UPDATE or str(was) != str(wanted["rollingUpdate"]["maxUnavailable"])):
+        # batch changed since the fast phase began (or the strategy was edited): the controller follows maxUnavailable
+        patch = json_patch(ds, strategy=wanted)
+        message = f"continue in batches of {max_unavailable_value(desired.batch)} (maxUnavailable was {was})"
+        return Action(PATCH, message, "BatchChanged", patch=patch, event=Event("Normal", "BatchChanged", message), phase=FAST)
     if node_selective:
         pods = ondelete_batch(observed, batch_size(desired.batch, ds.desired))
         if pods:

@@ -219,25 +219,30 @@ REPLICASET_FAILURES = (("ReplicaFailure", lambda rs: condition_true(rs, "Replica
 CRASH_LOOP_MIN_RESTARTS = 3
 
 
-def container_waiting(container):
+def container_waiting(container, done_on_exit_0=False):
     """The container status's ``waiting`` state, or what it stands for: between the restarts of a crash loop a real
     kubelet (v1.35.4 with containerd 1.6, seen on the testbed's real node) keeps reporting the last termination
-    (``terminated``, reason Error, a non-zero exit code) and never ``waiting: CrashLoopBackOff``."""
+    (``terminated``: reason Error with a non-zero exit code, or Completed for a program that exits 0) and never
+    ``waiting: CrashLoopBackOff``. An operator's containers run for good (restartPolicy Always), so any exit of one
+    restarted before is a crash; ``done_on_exit_0``: an init container or a Job's, for which exit code 0 is success."""
     state = container.get("state") or {}
     waiting = state.get("waiting") or {}
     if waiting.get("reason"):
         return waiting
     terminated = state.get("terminated") or {}
-    if terminated.get("exitCode") not in (None, 0) and (container.get("restartCount") or 0) > 0:
-        exited = f"exited with code {terminated['exitCode']} ({terminated.get('reason') or 'Error'})"
+    code = terminated.get("exitCode")
+    if terminated and (container.get("restartCount") or 0) > 0 and (code not in (None, 0) or not done_on_exit_0):
+        exited = f"exited with code {code} ({terminated.get('reason') or 'Error'})"
         return {"reason": "CrashLoopBackOff", "message": f"{exited}, restarted with back-off"}
     return {}
 
 
 def _stuck_container(pod):
     st = status(pod)
-    for container in (st.get("initContainerStatuses") or []) + (st.get("containerStatuses") or []):
-        waiting = container_waiting(container)
+    runs_for_good = spec(pod).get("restartPolicy", "Always") == "Always"  # a Job's pod: OnFailure or Never
+    containers = [(c, True) for c in st.get("initContainerStatuses") or []] + [(c, not runs_for_good) for c in st.get("containerStatuses") or []]
+    for container, done_on_exit_0 in containers:
+        waiting = container_waiting(container, done_on_exit_0)
         reason = waiting.get("reason")
         if reason == "CrashLoopBackOff" and (container.get("restartCount") or 0) < CRASH_LOOP_MIN_RESTARTS:
             continue

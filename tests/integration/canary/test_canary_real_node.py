@@ -1,6 +1,7 @@
-"""daemonset_canary on the testbed's real node: a container that really crashes halts the canary (and rolls back)
-on exactly that node, as the kubelet reports it; a good image completes. The DaemonSet selects only the real node:
-its pods run under containerd and runc, their readiness and crashes come from the kubelet."""
+"""daemonset_canary on the testbed's real node: a container that really crashes (exit code 1, or 0 where it
+should run for good) halts the canary (and rolls back) on exactly that node, as the kubelet reports it; a good image
+completes. The DaemonSet selects only the real node: its pods run under containerd and runc, their readiness and
+crashes come from the kubelet."""
 
 import functools
 
@@ -95,6 +96,20 @@ def test_real_crash_loop_rolls_back(run_module, kubeconfig, namespace, api, real
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 3
     pods = live_pods(api, namespace, "agent")
     assert [(p.spec.containers[0].image, p.status.phase) for p in pods] == [(real_node["images"]["pause"], "Running")]
+
+
+def test_a_container_that_exits_0_again_and_again_halts(run_module, kubeconfig, namespace, api, real_node, agent):
+    """A program that ends (exit code 0) where it should run for good: the kubelet restarts it with back-off and
+    reports its last termination (Completed, exit code 0) in between, never CrashLoopBackOff."""
+    template = real_daemonset("agent", real_node["images"]["olm-util"], real_node)["spec"]["template"]
+    template["spec"]["containers"][0]["command"] = ["/bin/cp", "/bin/cpb", "/dev/shm/cpb"]  # copies one file: exits 0 at once
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "template": template, "crash_restarts": 2, "canary_timeout": 150}
+    failed = run_module("daemonset_canary", args)
+    assert failed.get("failed") and failed["phase"] == "halted", failed
+    assert "CrashLoopBackOff" in failed["msg"] and real_node["name"] in failed["msg"], failed["msg"]
+    status = live_pods(api, namespace, "agent")[0].status.container_statuses[0]
+    terminated = status.state.terminated or status.last_state.terminated
+    assert terminated.exit_code == 0 and status.restart_count >= 2, status
 
 
 def test_good_image_completes(run_module, kubeconfig, namespace, api, real_node, agent):

@@ -1,6 +1,6 @@
 """daemonset_canary against the testbed's real DaemonSet controller on 20 KWOK nodes: a full rollout and its
-idempotence, check mode, a crash-looping canary halted on one node, rollback, one step per run (wait=false), and
-resuming after the module process was killed mid-rollout."""
+idempotence, check mode, a crash-looping canary halted on one node, rollback, one step per run (wait=false),
+resuming after the module process was killed mid-rollout, and options changed mid-rollout."""
 
 import functools
 import os
@@ -229,3 +229,42 @@ def test_one_step_per_run_and_resume_after_kill(run_module, kubeconfig, namespac
     ds = wait_settled(apps, namespace, "agent")
     assert set(pods_by_image(api, namespace, "agent")) == {V1}
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 1 and not canary_annotations(ds)
+
+
+def test_a_changed_batch_pause_and_canary_nodes_mid_rollout(run_module, kubeconfig, namespace, api):
+    """Options changed while a rollout runs: a new batch takes effect in the fast phase, pause_after_canary pauses the
+    rollout where it stands, canary_nodes for a rollout that started without them is refused."""
+    apps = client.AppsV1Api(api)
+    create_daemonset(api, namespace, "agent")
+    # every pod must be Ready 10 s before it counts: one node at a time, the fast phase lasts long enough to act in it
+    apps.patch_namespaced_daemon_set("agent", namespace, {"spec": {"minReadySeconds": 10}})
+    args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "1", "wait": False}
+
+    phases = []
+    for _run in range(80):
+        step = run_module("daemonset_canary", args)
+        assert not step.get("failed"), step
+        phases.append(step["phase"])
+        if step["phase"] == "fast":
+            break
+        time.sleep(0.5)
+    assert phases[-1] == "fast", phases
+
+    wider = run_module("daemonset_canary", dict(args, batch="2"))
+    assert not wider.get("failed") and wider["changed"] is True, wider
+    assert [e["reason"] for e in wider["events"]] == ["BatchChanged"], wider["events"]
+    assert apps.read_namespaced_daemon_set("agent", namespace).spec.update_strategy.rolling_update.max_unavailable == 2
+
+    refused = run_module("daemonset_canary", dict(args, batch="2", canary_nodes=["kwok-node-3"]))
+    assert refused.get("failed") and "started without canary nodes" in refused["msg"] and "undo=true" in refused["msg"], refused
+
+    paused = run_module("daemonset_canary", dict(args, batch="2", pause_after_canary=True))
+    assert not paused.get("failed") and paused["phase"] == "paused", paused
+    ds = apps.read_namespaced_daemon_set("agent", namespace)
+    assert ds.spec.update_strategy.type == "OnDelete" and canary_annotations(ds)[PREFIX + "phase"] == "paused"
+
+    done = run_module("daemonset_canary", dict(args, batch="100%", wait=True))
+    assert not done.get("failed") and done["phase"] == "done", done
+    ds = wait_settled(apps, namespace, "agent")
+    assert set(pods_by_image(api, namespace, "agent")) == {V2}
+    assert ds.spec.update_strategy.rolling_update.max_unavailable == 3 and not canary_annotations(ds)

@@ -328,6 +328,65 @@ CASES = [
         {"phase": ro.FAST},
     ),
     (
+        "resume fast: the controller's defaulted maxSurge is no change of batch",
+        DESIRED,
+        seen(
+            daemonset(ann=annotations(ro.FAST), strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%", "maxSurge": 0}}, updated=2),
+            [pod("n1", H2), pod("n2", H2)] + old_pods(("n3",)),
+        ),
+        ro.WAIT,
+        "Rollout",
+        {},
+    ),
+    (
+        "fast: a batch changed since the fast phase began takes effect",
+        BATCH3,
+        seen(daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2, available=3), [pod("n1", H2), pod("n2", H2)] + old_pods(("n3",))),
+        ro.PATCH,
+        "BatchChanged",
+        {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 3}}, "phase": ro.FAST, "message": "maxUnavailable was 10%"},
+    ),
+    (
+        "fast: pause_after_canary asked for after the canary passed pauses where it stands",
+        PAUSE,
+        seen(daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2, available=3), [pod("n1", H2), pod("n2", H2)] + old_pods(("n3",))),
+        ro.PATCH,
+        "CanaryPaused",
+        {"strategy": ro.ON_DELETE_STRATEGY, "phase": ro.PAUSED, "message": "pause where the rollout stands"},
+    ),
+    (
+        "node-selective fast: a pause keeps OnDelete and deletes no more pods",
+        ro.Desired(V2, canary_nodes=("n1",), batch=2, pause_after_canary=True),
+        seen(daemonset(ann=annotations(ro.FAST, nodes=("n1",)), strategy=ro.ON_DELETE_STRATEGY, updated=1), NEW_READY),
+        ro.PATCH,
+        "CanaryPaused",
+        {"no_strategy_op": True, "phase": ro.PAUSED},
+    ),
+    (
+        "canary nodes changed mid-rollout: refused, naming both",
+        ro.Desired(V2, canary_nodes=("n2",)),
+        seen(daemonset(ann=annotations(ro.CANARY, nodes=("n1",)), strategy=ro.ON_DELETE_STRATEGY, updated=1), NEW_READY),
+        ro.FAIL,
+        "CanaryNodesChanged",
+        {"message": "started with canary nodes n1; canary_nodes now names n2"},
+    ),
+    (
+        "canary nodes given to a rollout that started without them: refused",
+        ON_N1,
+        seen(daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2), [pod("n1", H2), pod("n2", H2)] + old_pods(("n3",))),
+        ro.FAIL,
+        "CanaryNodesChanged",
+        {"message": "started without canary nodes (maxUnavailable 1)"},
+    ),
+    (
+        "a canary node left out at the start (it ran no pod) and still without one: no change",
+        ro.Desired(V2, canary_nodes=("n1", "n9"), batch=2),
+        seen(daemonset(ann=annotations(ro.FAST, nodes=("n1",)), strategy=ro.ON_DELETE_STRATEGY, updated=4), ALL_NEW),
+        ro.PATCH,
+        "CanaryCompleted",
+        {"phase": None},
+    ),
+    (
         "fast: crash loop halts back to maxUnavailable 1",
         DESIRED,
         seen(daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2, available=3), [pod("n1", H2), pod("n2", H2, False, 4, "CrashLoopBackOff")]),
@@ -864,3 +923,26 @@ def test_summary_and_progress():
     summary = ro.summary(observed)
     assert summary["phase"] == ro.FAST and summary["canary_nodes"] == ["n1"] and summary["updated_number_scheduled"] == 2
     assert "2 of 4 nodes updated, 3 available" in ro.progress(observed)
+
+
+@pytest.mark.parametrize(
+    "statuses, waiting",
+    [
+        ({"containerStatuses": [{"name": "agent", "restartCount": 3, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]}, "CrashLoopBackOff"),
+        ({"containerStatuses": [{"name": "agent", "restartCount": 3, "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}, "CrashLoopBackOff"),
+        ({"containerStatuses": [{"name": "agent", "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]}, None),
+        (
+            {
+                "initContainerStatuses": [{"name": "setup", "restartCount": 1, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+                "containerStatuses": [{"name": "agent", "restartCount": 0, "state": {"running": {}}}],
+            },
+            None,
+        ),
+    ],
+    ids=["exits 0 again and again", "exits 1", "first exit", "init container done"],
+)
+def test_a_container_that_exits_0_again_and_again_is_a_crash_loop(statuses, waiting):
+    """A real kubelet reports the last termination between the restarts of a crash loop, Completed for exit code 0."""
+    item = pod("n1", H2)
+    item["status"].update(statuses)
+    assert obs.pod_state(item).waiting == waiting
