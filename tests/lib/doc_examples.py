@@ -3,7 +3,8 @@
 Every fenced ``yaml`` block is preceded by one marker comment:
 
 - ``<!-- example: run <id> -->``: tests/integration/docs/test_doc_examples.py runs it on the testbed as written
-  (a list of tasks in a play on localhost, or the plays themselves), with the setup its table gives ``<id>``;
+  (a list of tasks in a play on localhost, or the plays themselves), with the setup its table gives ``<id>`` - or
+  the test its ``RUN_ELSEWHERE`` names does;
 - ``<!-- example: not run - <reason> -->``: why the testbed cannot run it (an external registry, a fragment, ...);
 - ``<!-- minimal-bundle: <path> -->``: a file of docs/examples/minimal-bundle (tests/unit/docs/test_doc_examples.py).
 """

@@ -145,17 +145,18 @@ def image_files(bins: Path, version: str, workdir: Path) -> dict:
     return files
 
 
-def build_and_push(bins: Path, version: str, registry: dict, workdir: Path) -> str:
-    """Build the image and push it to the testbed registry; returns its digest reference."""
+def build_and_push(bins: Path, version: str, registry: dict, workdir: Path, repository: str = REPOSITORY, tag: str = None) -> str:
+    """Build the image and push it to the testbed registry as ``repository:tag`` (the tag defaults to the
+    ansible-operator version); returns its digest reference."""
     client, image = realnode.oci_modules()
     files = image_files(bins, version, workdir)
     # Ansible wants a UTF-8 locale; glibc has C.UTF-8 built in.
     env = {"HOME": HOME, "USER": "ansible", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "ANSIBLE_LOCAL_TEMP": "/tmp/ansible-local", "PYTHONDONTWRITEBYTECODE": "1"}
     built = realnode.build_image(files, ["/usr/local/bin/ansible-operator", "run", f"--watches-file={HOME}/watches.yaml"], None, env=env, workdir=HOME)
-    ref = f"{registry['host']}/{REPOSITORY}:{version}"
+    ref = f"{registry['host']}/{repository}:{tag or version}"
     password = Path(registry["password_file"]).read_text().strip()
     image.push_image(client.client_for(ref, username=registry["username"], password=password, ca_file=registry["ca_file"]), ref, built)
-    return f"{registry['host']}/{REPOSITORY}@{built.digest}"
+    return f"{registry['host']}/{repository}@{built.digest}"
 
 
 def check_python() -> None:

@@ -166,9 +166,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 """
 
 
-def registry_hosts_toml(registry: dict) -> str:
+def registry_hosts_toml(registry: dict, server: str = None) -> str:
+    """containerd's hosts.toml for pulls from ``server`` (default: the testbed registry itself) through the testbed
+    registry, same repository paths - for another server, the mirror configuration of a disconnected node (what
+    OpenShift writes from an ImageDigestMirrorSet). Written to ``<base>/certs.d/<server>/hosts.toml``; containerd
+    reads it at each pull."""
     host = registry["host"]
-    return f'server = "https://{host}"\n[host."https://{host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "{registry["ca_file"]}"\n'
+    return f'server = "https://{server or host}"\n[host."https://{host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "{registry["ca_file"]}"\n'
 
 
 def cni_config(base: Path, service_cidr: str) -> dict:

@@ -45,6 +45,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client imp
     sha256_digest,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import ImageBuildError, RegistryError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import resolve_pull
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
@@ -173,9 +174,12 @@ class BaseImage:
         return self.client.get_blob(self.ref.repository, digest)
 
     @classmethod
-    def pull(cls, ref, client, platform=DEFAULT_PLATFORM):
+    def pull(cls, ref, client, platform=DEFAULT_PLATFORM, mirrors=None):
+        """The base image ``ref``, read through the registry mirrors podman reads (``pull.resolve_pull``): its
+        layers are then fetched from where it was found."""
         ref = parse_reference(ref) if isinstance(ref, str) else ref
-        return cls(ref, client, client.resolve_image(ref.repository, ref.reference, platform))
+        client, ref, resolved = resolve_pull(ref, client, platform, mirrors)
+        return cls(ref, client, resolved)
 
 
 class CatalogImage:
