@@ -200,6 +200,11 @@ class RegistryStore:
         with self._lock:
             self._blob_repos.setdefault(digest, repository)
 
+    def mountable(self, repository, digest):
+        """True when another repository of this registry is known to hold the blob."""
+        with self._lock:
+            return self._blob_repos.get(digest, repository) != repository
+
     def remember(self, repository, reference, data, media_type):
         """Nothing to do: a registry names its images itself."""
 
@@ -291,6 +296,9 @@ class LayoutStore:
 
     def holds(self, repository, digest):
         pass
+
+    def mountable(self, repository, digest):
+        return False  # one blob directory: present or not
 
     def put_manifest(self, repository, reference, data, media_type, top=False):
         digest = sha256_digest(data)
@@ -402,7 +410,9 @@ class Copier:
 
     def _copy_blob(self, repository, desc, dest_repository):
         digest = desc["digest"]
-        if self.dest.has_blob(dest_repository, digest):
+        # a blob another repository of the destination holds is mounted without asking first: a mount of a blob the
+        # repository already has succeeds too
+        if not self.dest.mountable(dest_repository, digest) and self.dest.has_blob(dest_repository, digest):
             self.dest.holds(dest_repository, digest)
             return "exists"
         if self.source is self.dest:
