@@ -79,6 +79,21 @@ options:
         source's tag (V(latest) for a digest).
     type: str
     version_added: 0.1.0
+  platforms:
+    description:
+      - Copy only these platforms (C(os/arch[/variant]), for example V(linux/amd64)) of every image index - bundle,
+        related and catalog images. Default - image indexes whole, every platform.
+      - An index is copied unchanged, so every digest a catalog, a CSV or an ImageDigestMirrorSet names stays valid,
+        with only the chosen platforms' images and their blobs (a sparse index; attestations of a chosen image
+        come along). A node pulls its own platform from it as from the source.
+      - Registries that check that every image an index lists is there refuse a sparse index - Docker's
+        distribution registry does, and the image fails with that reason; Quay takes it with
+        C(FEATURE_SPARSE_INDEX); an image layout directory (O(to_dir)) always takes it. An index with none of the
+        platforms fails. An image that is not an index is copied as it is.
+      - The rebuilt catalog image lists the chosen platforms only (a new, complete index).
+    type: list
+    elements: str
+    version_added: 0.1.0
   concurrency:
     description: How many images are read and copied at once (1 to 16).
     type: int
@@ -294,6 +309,7 @@ def argspec():
         select=select_argspec(),
         blocked_images=dict(type="list", elements="str", default=[]),
         catalog_image=dict(type="str"),
+        platforms=dict(type="list", elements="str"),
         concurrency=dict(type="int", default=4),
         manifests_dir=dict(type="path"),
         resource_name=dict(type="str"),

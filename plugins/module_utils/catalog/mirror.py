@@ -175,8 +175,8 @@ class Mirror:
     ``jobs``: ``[(source ImageReference, source repository, dest repository, dest tag or None)]``.
     """
 
-    def __init__(self, source, dest, concurrency=4):
-        self.copier = Copier(source, dest)
+    def __init__(self, source, dest, concurrency=4, platforms=None):
+        self.copier = Copier(source, dest, platforms)
         self.concurrency = concurrency
 
     def plan(self, jobs):

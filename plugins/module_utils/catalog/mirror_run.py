@@ -36,7 +36,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg im
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import write_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for, sha256_digest
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for, parse_platform, sha256_digest
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.copy import LayoutStore, RegistryStore
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_catalog
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
@@ -72,6 +72,17 @@ def _select(fbc_dir, selection):
     if selection is None:
         return cfg, []
     return filter_catalog(cfg, selection)
+
+
+def params_platforms(params):
+    """``params["platforms"]`` checked (each ``os/arch[/variant]``), or None for image indexes whole."""
+    platforms = params.get("platforms") or None
+    for platform in platforms or ():
+        try:
+            parse_platform(platform)
+        except ValueError as e:
+            raise MirrorError("platforms: %s" % e) from None
+    return platforms
 
 
 class _Run:
@@ -154,6 +165,7 @@ class _Run:
         # the explicit credentials are the registry's written to: the mirror's, or with to_dir the catalog's
         written = params["mirror"] + "/x" if params["mirror"] else params["source_image"]
         self.credentials_for = parse_reference(written).registry if written else None
+        params_platforms(params)  # a malformed platform is refused before anything is read
         concurrency = params["concurrency"]
         if not 1 <= concurrency <= MAX_CONCURRENCY:
             raise MirrorError("concurrency must be between 1 and %d, not %d" % (MAX_CONCURRENCY, concurrency))
@@ -209,7 +221,7 @@ class _Run:
             by_source.setdefault(id(store), (store, []))[1].append(job)
         plans, failures = [], []
         for store, store_jobs in by_source.values():
-            done, failed = Mirror(store, dest, concurrency).plan(store_jobs)
+            done, failed = Mirror(store, dest, concurrency, params_platforms(self.params)).plan(store_jobs)
             plans += [(store, job, plan) for job, plan in done]
             failures += failed
         if failures:
@@ -247,7 +259,7 @@ class _Run:
                 by_source.setdefault(id(store), (store, []))[1].append((index, job, plan))
         failures, copied = [], 0
         for store, items in by_source.values():
-            done, failed = Mirror(store, dest, concurrency).copy([(job, plan) for _i, job, plan in items])
+            done, failed = Mirror(store, dest, concurrency, params_platforms(self.params)).copy([(job, plan) for _i, job, plan in items])
             failures += failed
             states = dict((id(job), stats) for job, _plan, stats in done)
             for index, job, _plan in items:

@@ -32,6 +32,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client imp
     INDEX_TYPES,
     MAX_MANIFEST_SIZE,
     OCI_INDEX,
+    parse_platform,
     sha256_digest,
     verify_digest,
 )
@@ -342,11 +343,34 @@ class LayoutStore:
 class Copier:
     """Copies images from ``source`` to ``dest`` stores; safe to use from several threads at once."""
 
-    def __init__(self, source, dest):
+    def __init__(self, source, dest, platforms=None):
         self.source = source
         self.dest = dest
+        # None: image indexes whole; else ``parse_platform`` dicts: only those platforms' images (a sparse index)
+        self.platforms = [parse_platform(p) for p in platforms] if platforms else None
         self._blob_locks = {}
         self._lock = threading.Lock()
+
+    def _kept_children(self, where, children):
+        """The children of an index to copy: all of them, or those of the chosen platforms and the attestation
+        manifests that refer to one of those (an index none of whose platforms is chosen is an error)."""
+        if self.platforms is None:
+            return list(children)
+
+        def chosen(desc):
+            p = desc.get("platform") or {}
+            return any(p.get("os") == want["os"] and p.get("architecture") == want["architecture"]
+                       and ("variant" not in want or not p.get("variant") or p.get("variant") == want["variant"])
+                       for want in self.platforms)
+
+        kept = [c for c in children if chosen(c)]
+        if not kept:
+            available = ["/".join(x for x in ((c.get("platform") or {}).get(k) for k in ("os", "architecture", "variant")) if x) or "?"
+                         for c in children]
+            raise CopyError("%s has none of the platforms chosen (it has %s)" % (where, ", ".join(available) or "none"))
+        digests = {c["digest"] for c in kept}
+        return kept + [c for c in children if c not in kept
+                       and (c.get("annotations") or {}).get("vnd.docker.reference.digest") in digests]
 
     def _blob_lock(self, digest):
         with self._lock:
@@ -368,7 +392,7 @@ class Copier:
         if is_index(doc, media_type):
             if depth:
                 raise CopyError("%s: an index inside an index is not supported" % where)
-            for child in doc.get("manifests") or ():
+            for child in self._kept_children(where, doc.get("manifests") or ()):
                 cdata, cmt, cdigest = self.source.get_manifest(repository, child["digest"])
                 self._walk(repository, cdigest, cdata, cmt, manifests, blobs, depth + 1)
         else:
@@ -400,13 +424,24 @@ class Copier:
             stats[result] += 1
             if result == "uploaded":
                 stats["bytes"] += int(desc.get("size") or 0)
-        for digest, data, media_type, _doc in plan["manifests"]:
+        for digest, data, media_type, doc in plan["manifests"]:
             # written again when present (a resumed copy): a PUT of the same bytes changes nothing and costs what
             # asking first would
-            self.dest.put_manifest(dest_repository, digest, data, media_type, top=not tag and digest == top[0])
+            self._put_manifest(dest_repository, digest, data, media_type, doc, top=not tag and digest == top[0])
         if tag:
-            self.dest.put_manifest(dest_repository, tag, top[1], top[2], top=True)
+            self._put_manifest(dest_repository, tag, top[1], top[2], top[3], top=True)
         return stats
+
+    def _put_manifest(self, repository, reference, data, media_type, doc, top):
+        try:
+            self.dest.put_manifest(repository, reference, data, media_type, top=top)
+        except RegistryError as e:
+            if self.platforms is None or not is_index(doc, media_type) or e.status != 400:
+                raise
+            raise CopyError(
+                "%s refuses image index %s in %s without the images of the platforms not chosen (a sparse index): copy "
+                "these images whole (no platforms), or mirror to a registry that accepts sparse indexes or to a "
+                "directory. The registry says: %s" % (self.dest.name, reference, repository, e)) from None
 
     def _copy_blob(self, repository, desc, dest_repository):
         digest = desc["digest"]

@@ -134,7 +134,7 @@ def auth(registry, token_registry, tmp_path_factory):
 
 def _params(**kw):
     params = dict(source_image=None, from_dir=None, mirror=None, to_dir=None, select=None, blocked_images=[], catalog_image=None,
-                  concurrency=4, manifests_dir=None, resource_name=None, catalog_source_namespace="openshift-marketplace",
+                  platforms=None, concurrency=4, manifests_dir=None, resource_name=None, catalog_source_namespace="openshift-marketplace",
                   registry_username=None, registry_password=None, docker_config=None, ca_file=None,
                   validate_certs=True, plain_http=False, timeout=60)
     params.update(kw)
@@ -295,6 +295,35 @@ def test_mirror_through_a_directory(source, auth, registry, token_registry, tmp_
     assert _run(params)["changed"] is False
     assert _run(_params(source_image=source["catalog"], to_dir=str(layout), select=SELECT,
                         docker_config=auth["docker_config"], ca_file=auth["ca_file"]))["changed"] is False
+
+
+def test_platforms_copy_sparse_indexes(source, auth, registry, token_registry, tmp_path):
+    """platforms=linux/arm64: the operator's two-platform index goes into a directory unchanged (its digest, which
+    the catalog names, stays valid) with its arm64 image only; Docker's distribution registry (the mirror) refuses
+    such an index, and the failure says so."""
+    layout = tmp_path / "arm64"
+    common = dict(source_image=source["catalog"], select=SELECT, platforms=["linux/arm64"], docker_config=auth["docker_config"], ca_file=auth["ca_file"])
+    to_disk = _run(_params(to_dir=str(layout), **common))
+    operator = [i for i in to_disk["images"] if i["source"] == source["operator"]]
+    assert [i["digest"] for i in operator] == [source["operator"].split("@")[1]], to_disk["images"]
+    blobs = layout / "blobs" / "sha256"
+    children = json.loads((blobs / source["operator"].split(":")[-1]).read_bytes())["manifests"]
+    kept = {c["platform"]["architecture"]: (blobs / c["digest"].split(":")[1]).is_file() for c in children}
+    assert kept == {"arm64": True, "amd64": False}, kept
+    amd64_digest = [c["digest"] for c in children if c["platform"]["architecture"] == "amd64"][0]
+    amd64 = json.loads(registry.client().get_manifest("kubeforge/operator", amd64_digest)[0])
+    assert not (blobs / amd64["layers"][0]["digest"].split(":")[1]).exists()  # its 96 MiB layer was not copied
+
+    mirror = "%s/kubeforge/sparse" % token_registry.host
+    with pytest.raises(MirrorError) as refused:
+        _run(_params(mirror=mirror, registry_username="pusher", registry_password=auth["registry_password"], **common))
+    assert "a sparse index" in str(refused.value) and "kubeforge/operator" in str(refused.value), str(refused.value)
+    failed = refused.value.result["failed"]
+    assert [f["source"] for f in failed] == [source["operator"]], failed
+
+    bad = {**common, "platforms": ["arm64"]}
+    with pytest.raises(MirrorError, match="platforms: invalid platform 'arm64'"):
+        _run(_params(to_dir=str(tmp_path / "bad"), **bad))
 
 
 def test_mirror_errors(source, auth, token_registry, tmp_path):

@@ -163,3 +163,37 @@ def test_read_ahead_stays_bounded_and_closes_when_the_reader_stops_early():
     assert ahead.read() == b"x"
     ahead.close()  # the pump was blocked on a full queue: close() ends it
     assert stream.reads <= 5  # read ahead by the queue's depth, not the whole stream
+
+
+def test_platforms_copy_the_index_unchanged_with_the_chosen_images_only(source, tmp_path):
+    store, images, index_digest = source
+    dest = LayoutStore(str(tmp_path / "dest"))
+    copier = Copier(LayoutStore(store.directory), dest, platforms=["linux/arm64"])
+    plan = copier.plan(REPO, "v1", REPO, "v1")
+    arm64, amd64 = images[1], images[0]
+    assert plan["digest"] == index_digest  # the index itself, so every digest reference to it stays valid
+    assert [m[0] for m in plan["manifests"]] == [arm64.digest, index_digest]
+    assert plan["size"] == sum(len(d) for d in arm64.blobs.values()) + sum(len(m[1]) for m in plan["manifests"])
+    copier.copy(REPO, plan, REPO, "v1")
+    assert dest.has_manifest(REPO, index_digest) and dest.has_manifest(REPO, arm64.digest)
+    assert not dest.has_manifest(REPO, amd64.digest) and not any(dest.has_blob(REPO, d) for d in set(amd64.blobs) - set(arm64.blobs))
+
+    with pytest.raises(CopyError, match=r"has none of the platforms chosen \(it has linux/amd64, linux/arm64\)"):
+        Copier(LayoutStore(store.directory), dest, platforms=["linux/s390x"]).plan(REPO, "v1", REPO, "v1")
+    # the sparse layout read back whole: the image left out is named
+    with pytest.raises(CopyError, match="holds no manifest %s" % amd64.digest):
+        Copier(dest, LayoutStore(str(tmp_path / "again"))).plan(REPO, "v1", REPO, "v1")
+
+
+def test_attestations_of_a_chosen_image_come_along():
+    children = [
+        {"digest": "sha256:a", "platform": {"os": "linux", "architecture": "amd64"}},
+        {"digest": "sha256:b", "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}},
+        {"digest": "sha256:c", "platform": {"os": "unknown", "architecture": "unknown"}, "annotations": {"vnd.docker.reference.digest": "sha256:b"}},
+        {"digest": "sha256:d", "platform": {"os": "unknown", "architecture": "unknown"}, "annotations": {"vnd.docker.reference.digest": "sha256:a"}},
+    ]
+    kept = Copier(None, None, platforms=["linux/arm64"])._kept_children("img", children)
+    assert [c["digest"] for c in kept] == ["sha256:b", "sha256:c"]
+    assert [c["digest"] for c in Copier(None, None, platforms=["linux/arm64/v8"])._kept_children("img", children)] == ["sha256:b", "sha256:c"]
+    with pytest.raises(CopyError, match=r"img has none of the platforms chosen \(it has linux/amd64, linux/arm64/v8, unknown/unknown"):
+        Copier(None, None, platforms=["linux/arm64/v7"])._kept_children("img", children)  # another variant
