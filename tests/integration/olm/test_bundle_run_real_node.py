@@ -21,10 +21,10 @@ pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("real-node-olm")]
 CATALOG = "kube-demo-catalog"
 
 
-def run(run_module, kubeconfig, namespace, opm_image, **args):
+def run(run_module, kubeconfig, namespace, opm_image, check_mode=False, **args):
     params = {"kubeconfig": kubeconfig, "namespace": namespace, "serve": "pod", "opm_image": opm_image, "wait_timeout": 240}
     params.update(args)
-    return run_module("olm_bundle_run", params)
+    return run_module("olm_bundle_run", params, check_mode=check_mode, diff=check_mode)
 
 
 def registry_pods(api, namespace):
@@ -89,6 +89,10 @@ def test_run_upgrade_cleanup_with_a_real_registry_pod(run_module, kubeconfig, re
     # without credentials the authenticated registry refuses the pull, before anything changes
     refused = run(run_module, kubeconfig, ns, opm, bundle_image=v2_image, registry_auth={"ca_file": registry["ca_file"]})
     assert refused.get("failed") and refused.get("status") == 401 and "authentication required" in refused["msg"], refused
+    # check mode: the upgrade it would do, nothing created
+    planned = run(run_module, kubeconfig, ns, opm, True, bundle_image=v2_image, pull_secret=secret, registry_auth={"ca_file": registry["ca_file"]})
+    assert not planned.get("failed") and planned["changed"] is True and planned["operation"] == "upgrade", planned
+    assert [p.metadata.name for p in registry_pods(api, ns)] == [first["registry_pod"]]
     upgraded = run(run_module, kubeconfig, ns, opm, bundle_image=v2_image, pull_secret=secret, registry_auth={"ca_file": registry["ca_file"]})
     assert not upgraded.get("failed"), upgraded["msg"]
     assert upgraded["operation"] == "upgrade" and upgraded["installed_csv"] == "kube-demo.v0.0.2"

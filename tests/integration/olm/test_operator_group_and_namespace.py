@@ -35,6 +35,16 @@ def test_extra_operator_group_spec_and_namespace_labels(run_module, kubeconfig, 
         operator_group_spec={"upgradeStrategy": FAIL_FORWARD},
         namespace_labels={"pod-security.kubernetes.io/enforce": "baseline"},
     )
+    # check mode: the OperatorGroup with its extra spec and the labels in the diff, nothing changed
+    planned = run_module("olm_operator", params, check_mode=True, diff=True)
+    assert not planned.get("failed") and planned["changed"] is True, planned.get("msg")
+    diff = planned["diff"]
+    assert diff["after"]["operator_group"]["spec"] == {"targetNamespaces": [catalog_ns], "upgradeStrategy": FAIL_FORWARD}, diff
+    assert diff["before"]["namespace_labels"] == {"pod-security.kubernetes.io/enforce": None}, diff
+    assert diff["after"]["namespace_labels"] == {"pod-security.kubernetes.io/enforce": "baseline"}, diff
+    assert custom.list_namespaced_custom_object(GROUP, "v1", catalog_ns, "operatorgroups")["items"] == []
+    assert "pod-security.kubernetes.io/enforce" not in (client.CoreV1Api(api).read_namespace(catalog_ns).metadata.labels or {})
+
     first = run_module("olm_operator", params)
     assert not first.get("failed"), first.get("msg")
     assert first["namespace_labels"] == {"pod-security.kubernetes.io/enforce": "baseline"} and first["installed_csv"] == "kube-demo.v0.0.1"
