@@ -115,6 +115,12 @@ def pull_pod():
     }
 
 
+def stuck_pod(reason):
+    item = pull_pod()
+    item["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": reason, "message": 'secret "creds" not found'}}
+    return item
+
+
 def catalog(state="READY"):
     return {"metadata": {"name": "cat", "namespace": NS}, "spec": {"image": "r.example/cat:v1"}, "status": {"connectionState": {"lastObservedState": state}}}
 
@@ -154,6 +160,8 @@ SCC_EVENT = {
     "involvedObject": {"kind": "ReplicaSet", "name": "kube-demo-controller-manager-abc"},
     "message": 'Error creating: pods "x" is forbidden: unable to validate against any security context constraint: [...]',
 }
+
+UNPACK_FAILED = cond("BundleUnpackFailed", "True", "BundleUnpackFailed", "bundle unpacking failed: DeadlineExceeded")
 
 SNAPSHOTS = [
     ("healthy", HEALTHY, []),
@@ -206,6 +214,12 @@ SNAPSHOTS = [
     ("a catalog that is not serving", broken(catalogsources=[catalog("TRANSIENT_FAILURE")]), ["CatalogNotServing"]),
     ("the packageserver is down", broken(packageserver=apiservice("False")), ["PackageServerUnavailable"]),
     ("another failed CSV", broken(csvs=[csv("kube-demo.v0.0.1", "Failed", "InstallCheckFailed")]), ["CSVFailed"]),
+    (
+        "OLM gave up unpacking the bundle",
+        broken(subscriptions=[sub("kube-demo", installed="kube-demo.v0.0.1", conditions=[UNPACK_FAILED])]),
+        ["BundleUnpackFailed"],
+    ),
+    ("a pod stuck for another reason (a missing Secret)", broken(pods=[stuck_pod("CreateContainerConfigError")]), ["CreateContainerConfigError"]),
 ]
 
 

@@ -110,6 +110,16 @@ CASES = [
     ),
     ("a terminal error", snapshot(extension(cond("Progressing", "False", "Blocked", "the bundle cannot be upgraded"))), ["ExtensionBlocked"]),
     (
+        "a bundle OLM v1 does not install",
+        snapshot(extension(retrying("unsupported bundle: bundle contains webhook definitions"))),
+        ["BundleInvalid"],
+    ),
+    (
+        "an invalid version range",
+        snapshot(extension(retrying('desired version range ">=1.0 <<2" is invalid: improper constraint'))),
+        ["InvalidRequest"],
+    ),
+    (
         "a catalog that is not served blocks every resolution",
         snapshot(
             extension(
