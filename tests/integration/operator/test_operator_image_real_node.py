@@ -45,7 +45,22 @@ CSV_IMAGE = "quay.io/kubeforge/kubeforge-operator:0.1.0"  # operator/bundle's CS
 GROUP, VERSION = "operators.kubeforge.io", "v1alpha1"
 
 
+def _release_operator_installs(api, name):
+    """OperatorInstalls left in ``name`` lose their finalizer: the operator that would run it goes with the namespace,
+    and a finalizer nobody runs holds the namespace in Terminating for good."""
+    custom = client.CustomObjectsApi(api)
+    try:
+        left = custom.list_namespaced_custom_object(GROUP, VERSION, name, "operatorinstalls")["items"]
+    except ApiException as exc:
+        if exc.status == 404:  # the CRD is not installed (yet)
+            return
+        raise
+    for item in left:
+        custom.patch_namespaced_custom_object(GROUP, VERSION, name, "operatorinstalls", item["metadata"]["name"], {"metadata": {"finalizers": None}})
+
+
 def _namespace_gone(core, name):
+    _release_operator_installs(core.api_client, name)
     try:
         core.delete_namespace(name)
     except ApiException as exc:
@@ -191,6 +206,18 @@ def test_operator_reconciles_as_its_service_account(doc_flow, real_node, api, ku
         obj = poll_until(ready, 300, 2, "the OperatorInstall Ready, reconciled by the operator's pod", show=lambda last: log_tail())
         assert obj["status"]["installedCSV"] == "kube-demo.v0.0.1", obj["status"]
         assert "kube-demo" in core.read_namespaced_pod_log(operator_pod, OPERATOR_NS)
+        # the operator's finalizer uninstalls kube-demo, as its service account too
         custom.delete_namespaced_custom_object(GROUP, VERSION, OPERATOR_NS, "operatorinstalls", "kube-demo")
+
+        def gone():
+            try:
+                custom.get_namespaced_custom_object(GROUP, VERSION, OPERATOR_NS, "operatorinstalls", "kube-demo")
+            except ApiException as exc:
+                if exc.status == 404:
+                    return True
+                raise
+            return False
+
+        poll_until(gone, 300, 2, "the operator to uninstall kube-demo and release its OperatorInstall", show=lambda last: log_tail())
     finally:
         testbed.stop_catalog()
