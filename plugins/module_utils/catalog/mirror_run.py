@@ -165,7 +165,7 @@ class _Run:
         # the explicit credentials are the registry's written to: the mirror's, or with to_dir the catalog's
         written = params["mirror"] + "/x" if params["mirror"] else params["source_image"]
         self.credentials_for = parse_reference(written).registry if written else None
-        params_platforms(params)  # a malformed platform is refused before anything is read
+        self.platforms = params_platforms(params)  # a malformed platform is refused before anything is read
         concurrency = params["concurrency"]
         if not 1 <= concurrency <= MAX_CONCURRENCY:
             raise MirrorError("concurrency must be between 1 and %d, not %d" % (MAX_CONCURRENCY, concurrency))
@@ -221,7 +221,7 @@ class _Run:
             by_source.setdefault(id(store), (store, []))[1].append(job)
         plans, failures = [], []
         for store, store_jobs in by_source.values():
-            done, failed = Mirror(store, dest, concurrency, params_platforms(self.params)).plan(store_jobs)
+            done, failed = Mirror(store, dest, concurrency, self.platforms).plan(store_jobs)
             plans += [(store, job, plan) for job, plan in done]
             failures += failed
         if failures:
@@ -259,7 +259,7 @@ class _Run:
                 by_source.setdefault(id(store), (store, []))[1].append((index, job, plan))
         failures, copied = [], 0
         for store, items in by_source.values():
-            done, failed = Mirror(store, dest, concurrency, params_platforms(self.params)).copy([(job, plan) for _i, job, plan in items])
+            done, failed = Mirror(store, dest, concurrency, self.platforms).copy([(job, plan) for _i, job, plan in items])
             failures += failed
             states = dict((id(job), stats) for job, _plan, stats in done)
             for index, job, _plan in items:
