@@ -3,9 +3,11 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one error root of kubeforge.operators (no Ansible import).
 
-Every error our module_utils raise on purpose derives from :class:`KubeforgeError`: ``fbc.errors.FBCError``,
-``oci.errors.OCIError``, ``k8s.errors.K8sError`` and ``git.GitError``. Cores raise; only ``runner.run_module`` turns an error into
-``fail_json``, with the fields :meth:`KubeforgeError.failure_fields` names.
+Every error our module_utils raise derives from :class:`KubeforgeError`: ``fbc.errors.FBCError``,
+``oci.errors.OCIError``, ``k8s.errors.K8sError``, ``git.GitError``, the domain errors, and :class:`InvalidInputError` for a value
+that cannot be used (also a ``ValueError``, which callers catch). Cores raise; only ``runner.run_module`` turns an error into
+``fail_json``, with the fields :meth:`KubeforgeError.failure_fields` names. (``tests/unit/plugins/module_utils/test_errors.py``
+checks every ``raise`` and every exception class.)
 """
 
 from __future__ import absolute_import, division, print_function
@@ -38,6 +40,11 @@ class KubeforgeError(Exception):
     def failure_fields(self):
         """Extra keyword arguments for ``fail_json`` (never secrets)."""
         return {}
+
+
+class InvalidInputError(KubeforgeError, ValueError):
+    """A value that cannot be used - an option, a field of a file, a duration - named in the message. A ``ValueError``
+    too: parsers and callers catch it as one."""
 
 
 def api_error_status(exc):

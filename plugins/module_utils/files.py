@@ -30,6 +30,8 @@ import errno
 import os
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
+
 # hashlib, shutil and tempfile are imported where used: the catalog loader imports this module only for
 # is_temp_name, and its start-up time is benchmarked.
 
@@ -255,7 +257,7 @@ class FileOutput:
         """Stage what ``producer(file object)`` writes for ``path``; return ``(changed, producer's return value)``."""
         path = os.fspath(path)
         if path in self.paths:
-            raise ValueError("%s is written twice in one output" % path)
+            raise InvalidInputError("%s is written twice in one output" % path)
         if os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file", path)
         import tempfile

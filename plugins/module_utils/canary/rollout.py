@@ -37,6 +37,7 @@ import hashlib
 import json
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time, parse_time
 
 PREFIX = "operators.kubeforge.io/"
@@ -186,10 +187,10 @@ def max_unavailable_value(batch):
     percent = text.endswith("%")
     digits = text[:-1] if percent else text
     if isinstance(batch, bool) or not digits.isdigit():
-        raise ValueError(f"batch must be a positive number of pods or a percentage such as 10%, not {batch!r}")
+        raise InvalidInputError(f"batch must be a positive number of pods or a percentage such as 10%, not {batch!r}")
     value = int(digits)
     if value < 1 or (percent and value > 100):
-        raise ValueError(f"batch must be at least 1 (or 1% to 100%), not {batch!r}")
+        raise InvalidInputError(f"batch must be at least 1 (or 1% to 100%), not {batch!r}")
     return f"{value}%" if percent else value
 
 

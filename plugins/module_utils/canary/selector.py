@@ -18,6 +18,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
+
 NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 MAX_NAME = 63
@@ -29,7 +31,7 @@ EQUALITY_OPERATORS = ("==", "!=", "=", ">", "<")
 SET_OPERATORS = ("notin", "in")
 
 
-class SelectorError(ValueError):
+class SelectorError(InvalidInputError):
     """A label selector the API server would refuse."""
 
 

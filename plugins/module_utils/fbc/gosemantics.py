@@ -26,6 +26,7 @@ import math
 import re
 from json import encoder as _json_encoder
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import WriteError
 
 # ----------------------------------------------------------------------------------------- quoting
@@ -422,7 +423,7 @@ def _json_text(obj):
         except _NotPlainJSON:
             pass  # the standard encoder below handles (or rejects) every other value
         except RecursionError:
-            raise ValueError("nesting too deep") from None
+            raise InvalidInputError("nesting too deep") from None
     make = getattr(_json_encoder, "_make_iterencode", None)
     if make is None:  # pragma: no cover - every CPython 3 has it
         return json.dumps(obj, indent=4, ensure_ascii=False, allow_nan=False)

@@ -20,7 +20,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.credentials im
     has_credentials,
     redact_reference,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import check_one_line
 
 _ALNUM = r"[a-z0-9]+"
@@ -41,7 +41,7 @@ _ALGORITHM_HEX_LEN = {"sha256": 64, "sha384": 96, "sha512": 128}
 _NAME_TOTAL_LENGTH_MAX = 255
 
 
-class ImageReferenceError(ValueError):
+class ImageReferenceError(InvalidInputError):
     pass
 
 

@@ -14,6 +14,7 @@ __metaclass__ = type
 import functools
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote
 
 _NUMBERS = frozenset("0123456789")
@@ -21,7 +22,7 @@ _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123
 _UINT64_MAX = (1 << 64) - 1
 
 
-class SemverError(ValueError):
+class SemverError(InvalidInputError):
     """A blang/semver parse error; str() is the Go error text."""
 
 

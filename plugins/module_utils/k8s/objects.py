@@ -16,7 +16,7 @@ import copy
 import json
 from collections import namedtuple
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import DRY_RUN_ALL, dynamic_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import (
     K8sError,
@@ -44,7 +44,7 @@ def to_dict(obj):
         return obj
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
-    raise TypeError(f"cannot convert {type(obj)!r} to a dict")
+    raise InvalidInputError(f"cannot convert {type(obj)!r} to a dict")
 
 
 def normalize(obj):

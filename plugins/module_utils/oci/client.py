@@ -25,7 +25,7 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import quote, urlencode, urljoin, urlsplit, urlunsplit
 from urllib.request import ProxyHandler, Request, build_opener
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import (
     Credentials,
     pick_challenge,
@@ -89,7 +89,7 @@ def parse_platform(platform):
     platform = platform or DEFAULT_PLATFORM
     if not isinstance(platform, str) or not _PLATFORM_RE.match(platform):
         # also refuses line breaks and other characters that have no place in an image config or index
-        raise ValueError("invalid platform %r: expected os/arch[/variant]" % excerpt(str(platform)))
+        raise InvalidInputError("invalid platform %r: expected os/arch[/variant]" % excerpt(str(platform)))
     parts = platform.split("/")
     out = {"os": parts[0], "architecture": parts[1]}
     if len(parts) > 2:

@@ -224,7 +224,7 @@ class CatalogImage:
             return self.blobs[digest]
         if self.base is not None:
             return self.base.fetch_blob(digest)
-        raise KeyError(digest)
+        raise ImageBuildError("the image has no blob %s" % digest)
 
 
 def build_catalog_image(fbc_root, labels=None, base=None, manifest_format="oci", platform=DEFAULT_PLATFORM,

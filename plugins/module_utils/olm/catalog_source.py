@@ -23,7 +23,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem
 
 API_VERSION = "operators.coreos.com/v1alpha1"
@@ -63,19 +63,19 @@ def parse_go_duration(text):
     A zero or negative duration is rejected as well: OLM cannot poll with it.
     """
     if not isinstance(text, str) or not text:
-        raise ValueError("empty duration")
+        raise InvalidInputError("empty duration")
     rest, total = text, 0.0
     while rest:
         match = _GO_DURATION.match(rest)
         if not match:
-            raise ValueError(f"invalid duration {text!r}")
+            raise InvalidInputError(f"invalid duration {text!r}")
         token = match.group(0)
         unit = token.lstrip("0123456789.")
         number = token[: len(token) - len(unit)]
         total += float(number) * _GO_DURATION_SECONDS[unit]
         rest = rest[len(token) :]
     if total <= 0:
-        raise ValueError(f"duration {text!r} is not positive")
+        raise InvalidInputError(f"duration {text!r} is not positive")
     return total
 
 

@@ -27,6 +27,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import is_copied_csv, metadata, spec, status
 
@@ -56,7 +57,7 @@ def find_subscriptions(subscriptions, package=None, name=None):
             continue
         if package is not None and spec(sub).get("name") != package:
             if name is not None:
-                raise ValueError(f"Subscription {name} is for package {spec(sub).get('name')}, not {package}")
+                raise InvalidInputError(f"Subscription {name} is for package {spec(sub).get('name')}, not {package}")
             continue
         found.append(sub)
     return sorted(found, key=lambda sub: metadata(sub).get("name") or "")

@@ -25,6 +25,7 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.mergepatch import merge_patch
@@ -157,7 +158,7 @@ def csv_for_version(manifest, channel, package, version):
             return item.get("name")
     if entry is not None and entry.get("entries"):
         versions = ", ".join(str(item.get("version")) for item in entry["entries"])
-        raise ValueError(f"version {version} is not in channel {entry.get('name')} of package {package} (versions: {versions})")
+        raise InvalidInputError(f"version {version} is not in channel {entry.get('name')} of package {package} (versions: {versions})")
     return conventional_csv_name(package, version)
 
 

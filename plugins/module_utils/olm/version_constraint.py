@@ -32,6 +32,7 @@ __metaclass__ = type
 import functools
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver as blang
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote
 
@@ -41,11 +42,11 @@ _UINT64_MAX = (1 << 64) - 1
 _WS = r"[\t\n\f\r ]"
 
 
-class VersionError(ValueError):
+class VersionError(InvalidInputError):
     """A Masterminds NewVersion error; str() is the Go error text."""
 
 
-class ConstraintError(ValueError):
+class ConstraintError(InvalidInputError):
     """A Masterminds NewConstraint error; str() is the Go error text, ``constraint`` the text that was parsed."""
 
     def __init__(self, message, constraint=None):
@@ -58,7 +59,7 @@ class ConstraintError(ValueError):
         return "desired version range %s is invalid: %s" % (go_quote(self.constraint), self)
 
 
-class FieldError(ValueError):
+class FieldError(InvalidInputError):
     """The API server's rejection of ``spec.source.catalog.version`` by the ClusterExtension CRD's schema."""
 
 

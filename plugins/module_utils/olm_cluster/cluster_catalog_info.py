@@ -20,7 +20,7 @@ import time
 import urllib.request
 from urllib.parse import quote, urlsplit
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client
@@ -54,7 +54,7 @@ def _bounded_read(stream, what):
             return b"".join(chunks)
         size += len(chunk)
         if size > MAX_CONTENT_BYTES:
-            raise ValueError(f"{what} is larger than {MAX_CONTENT_BYTES // (1024 * 1024)} MiB; not read")
+            raise InvalidInputError(f"{what} is larger than {MAX_CONTENT_BYTES // (1024 * 1024)} MiB; not read")
         chunks.append(chunk)
 
 
@@ -66,18 +66,18 @@ def fetch_contents(client, base, ca_cert=None):
         try:
             response = dynamic_client(client).request("GET", path, header_params={"Accept": "application/jsonl, application/json, */*"})
         except Exception as exc:  # forbidden services/proxy, catalogd down: reported per catalog
-            raise ValueError(f"reading {base}/api/v1/all through the API server's service proxy failed: {excerpt(api_error_message(exc))}") from None
+            raise InvalidInputError(f"reading {base}/api/v1/all through the API server's service proxy failed: {excerpt(api_error_message(exc))}") from None
         data = getattr(response, "data", None)
         return data if data is not None else _bounded_read(response, f"{base}/api/v1/all")
     if not base.startswith("https://"):
-        raise ValueError(f"catalogd's address {base} is not https; not read")
+        raise InvalidInputError(f"catalogd's address {base} is not https; not read")
     context = ssl.create_default_context(cafile=ca_cert) if ca_cert else ssl.create_default_context()
     opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
     try:
         with opener.open(base + "/api/v1/all", timeout=TIMEOUT_SECONDS) as response:
             return _bounded_read(response, f"{base}/api/v1/all")
     except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"reading {base}/api/v1/all failed: {excerpt(str(exc))}") from None
+        raise InvalidInputError(f"reading {base}/api/v1/all failed: {excerpt(str(exc))}") from None
 
 
 def catalog_record(obj):

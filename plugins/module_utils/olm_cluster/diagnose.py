@@ -23,7 +23,7 @@ import re
 import tarfile
 import time
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
@@ -115,7 +115,7 @@ def read_extension_snapshot(client, name, events=50):
     notes = []
     extension = _get(client, ce.KIND, ce.API_VERSION, name, None, notes)
     if extension is None:
-        raise ValueError(f"ClusterExtension {name} does not exist{': ' + notes[0] if notes else ''}")
+        raise InvalidInputError(f"ClusterExtension {name} does not exist{': ' + notes[0] if notes else ''}")
     namespace = spec(extension).get("namespace")
     selector = ((spec(extension).get("source") or {}).get("catalog") or {}).get("selector")
     selectors = {"label_selector": ce.selector_string(selector)} if selector else {}
@@ -245,7 +245,7 @@ def execute(module):
     namespace, package = p.get("namespace"), p.get("package")
     for option in ("events", "log_lines"):
         if p[option] < 0:
-            raise ValueError(f"{option} must be 0 or more, not {p[option]}")
+            raise InvalidInputError(f"{option} must be 0 or more, not {p[option]}")
     started = time.monotonic()
     extension = p.get("cluster_extension")
     if extension:

@@ -26,7 +26,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, api_error_status, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client, find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
@@ -150,7 +150,7 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
     is given with a ``namespace``, else ``{"operators": [records]}`` - of the namespace, or of every namespace when
     ``namespace`` is None (then of ``package`` alone when it is given); plus ``warnings`` when there are any."""
     if namespace is None and (name or source or source_namespace):
-        raise ValueError("subscription_name, catalog and catalog_namespace need a namespace")
+        raise InvalidInputError("subscription_name, catalog and catalog_namespace need a namespace")
     subscriptions = find_resource(client, "Subscription", OPERATORS_API)
     if name:
         found = get_object(client, subscriptions, name, namespace)

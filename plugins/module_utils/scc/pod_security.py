@@ -16,6 +16,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
+
 LABEL_PREFIX = "pod-security.kubernetes.io/"
 MODES = ("enforce", "audit", "warn")
 LEVELS = ("privileged", "baseline", "restricted")
@@ -25,7 +27,7 @@ PREVIOUS_ANNOTATION = "operators.kubeforge.io/pod-security-previous"
 _VERSION = re.compile(r"^(latest|v1\.[0-9]+)$")
 
 
-class PodSecurityError(ValueError):
+class PodSecurityError(InvalidInputError):
     """A level or version the Pod Security admission would not understand."""
 
 

@@ -41,7 +41,7 @@ else:
     HAS_YAML = True
     YAML_IMPORT_ERROR = None
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import EXCERPT_LIMIT, excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import EXCERPT_LIMIT, InvalidInputError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import goyaml
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import (
     SCHEMA_BUNDLE,
@@ -94,10 +94,10 @@ def _go_number(value):
         try:
             f = float(value)
         except OverflowError:
-            raise ValueError("json: unsupported value: number out of float64 range") from None
+            raise InvalidInputError("json: unsupported value: number out of float64 range") from None
         return _float_to_go_int(f) if abs(f) < 1e21 else f
     if not math.isfinite(value):
-        raise ValueError("json: unsupported value: %s" % ("NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"))
+        raise InvalidInputError("json: unsupported value: %s" % ("NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"))
     if value.is_integer() and abs(value) < 1e21:
         return int(value) if abs(value) <= _MAX_EXACT_FLOAT_INT else _float_to_go_int(value)
     return value
@@ -664,7 +664,7 @@ def _json_int(s):
 
 
 def _json_constant(s):
-    raise ValueError("invalid character '%s' looking for beginning of value" % s[0])
+    raise InvalidInputError("invalid character '%s' looking for beginning of value" % s[0])
 
 
 _JSON_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_float=_json_float, parse_int=_json_int,
@@ -727,7 +727,7 @@ def _decode_string(value, struct, field):
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(_type_error(value, struct, field, "string"))
+        raise InvalidInputError(_type_error(value, struct, field, "string"))
     return value
 
 
@@ -735,10 +735,10 @@ def _decode_string_list(value, struct, field):
     if value is None:
         return None
     if not isinstance(value, list):
-        raise ValueError(_type_error(value, struct, field, "[]string"))
+        raise InvalidInputError(_type_error(value, struct, field, "[]string"))
     for item in value:
         if item is not None and not isinstance(item, str):
-            raise ValueError(_type_error(item, struct, field, "string"))
+            raise InvalidInputError(_type_error(item, struct, field, "string"))
     return ["" if item is None else item for item in value]
 
 
@@ -746,14 +746,14 @@ def _decode_properties(value, struct):
     if value is None:
         return None
     if not isinstance(value, list):
-        raise ValueError(_type_error(value, struct, "properties", "[]property.Property"))
+        raise InvalidInputError(_type_error(value, struct, "properties", "[]property.Property"))
     out = []
     for item in value:
         if item is None:
             out.append({"type": ""})
             continue
         if not isinstance(item, dict):
-            raise ValueError(_type_error(item, struct, "properties", "property.Property"))
+            raise InvalidInputError(_type_error(item, struct, "properties", "property.Property"))
         fields = fold_lookup(item, ("type", "value"), nullable=("value",))
         prop = {"type": _decode_string(fields.get("type"), "Property", "properties.type") or ""}
         # A missing value stays missing: Go keeps a nil RawMessage, which later fails to parse.
@@ -767,13 +767,13 @@ def _decode_object_list(value, struct, field, go_type, decode_item):
     if value is None:
         return None
     if not isinstance(value, list):
-        raise ValueError(_type_error(value, struct, field, "[]" + go_type))
+        raise InvalidInputError(_type_error(value, struct, field, "[]" + go_type))
     out = []
     for item in value:
         if item is None:
             item = {}
         if not isinstance(item, dict):
-            raise ValueError(_type_error(item, struct, field, go_type))
+            raise InvalidInputError(_type_error(item, struct, field, go_type))
         out.append(decode_item(item))
     return out
 
@@ -792,7 +792,7 @@ def decode_package(obj):
     icon = f.get("icon")
     if icon is not None:
         if not isinstance(icon, dict):
-            raise ValueError(_type_error(icon, "Package", "icon", "declcfg.Icon"))
+            raise InvalidInputError(_type_error(icon, "Package", "icon", "declcfg.Icon"))
         fi = fold_lookup(icon, ("base64data", "mediatype"), nullable=("base64data",))
         data = _decode_string(fi.get("base64data"), "Icon", "icon.base64data")
         out_icon = {}
@@ -854,7 +854,7 @@ def _decode_deprecation_entry(item):
     out_ref = {}
     if ref is not None:
         if not isinstance(ref, dict):
-            raise ValueError(_type_error(ref, "DeprecationEntry", "entries.reference", "declcfg.PackageScopedReference"))
+            raise InvalidInputError(_type_error(ref, "DeprecationEntry", "entries.reference", "declcfg.PackageScopedReference"))
         fr = fold_lookup(ref, ("schema", "name"), nullable=())
         _set(out_ref, "schema", _decode_string(fr.get("schema"), "PackageScopedReference", "entries.reference.schema"))
         _set(out_ref, "name", _decode_string(fr.get("name"), "PackageScopedReference", "entries.reference.name"))
@@ -892,14 +892,14 @@ def normalize_base64(data):
     """Decode like Go's []byte JSON field (std encoding, CR/LF ignored) and re-encode canonically."""
     cleaned = data.replace("\r", "").replace("\n", "")
     if len(cleaned) % 4:
-        raise ValueError("illegal base64 data at input byte %d" % (len(cleaned) - len(cleaned) % 4))
+        raise InvalidInputError("illegal base64 data at input byte %d" % (len(cleaned) - len(cleaned) % 4))
     bad = re.search(r"[^A-Za-z0-9+/=]", cleaned)
     if bad:
-        raise ValueError("illegal base64 data at input byte %d" % bad.start())
+        raise InvalidInputError("illegal base64 data at input byte %d" % bad.start())
     try:
         raw = base64.b64decode(cleaned, validate=True)
     except (binascii.Error, ValueError):
-        raise ValueError("illegal base64 data at input byte %d" % max(cleaned.find("="), 0)) from None
+        raise InvalidInputError("illegal base64 data at input byte %d" % max(cleaned.find("="), 0)) from None
     return base64.b64encode(raw).decode("ascii")
 
 
@@ -923,8 +923,8 @@ def _check_bundle_objects(bundle):
             elif data is not None:
                 err = _base64_error(data)
         if err:
-            raise ValueError("read bundle objects: package %s, bundle %s: parse property at index %d as bundle "
-                             "object: %s" % (go_quote(bundle.get("package", "")), go_quote(bundle.get("name", "")), i, err))
+            raise InvalidInputError("read bundle objects: package %s, bundle %s: parse property at index %d as bundle "
+                                    "object: %s" % (go_quote(bundle.get("package", "")), go_quote(bundle.get("name", "")), i, err))
 
 
 # ----------------------------------------------------------------------------------------- meta + builder
@@ -973,7 +973,7 @@ def meta_fields(obj):
     dups = ["duplicate keys for key %s: [%s]" % (go_quote(k), " ".join(sorted(v, key=go_sort_key))) for k, v in folded.items()
             if len(v) > 1]
     if dups:
-        raise ValueError(dups[0] if len(dups) == 1 else "[%s]" % ", ".join(sorted(dups)))
+        raise InvalidInputError(dups[0] if len(dups) == 1 else "[%s]" % ", ".join(sorted(dups)))
     values = []
     for name in _META_KEYS:
         keys = folded.get(name)
@@ -982,8 +982,8 @@ def meta_fields(obj):
             continue
         value = obj[keys[0]]
         if not isinstance(value, str):
-            raise ValueError("expected value for key %s to be a string, got %s: %s"
-                             % (go_quote(keys[0]), excerpt(_go_t_verb(value)), excerpt(_go_v_verb(value))))
+            raise InvalidInputError("expected value for key %s to be a string, got %s: %s"
+                                    % (go_quote(keys[0]), excerpt(_go_t_verb(value)), excerpt(_go_v_verb(value))))
         values.append(value)
     return tuple(values)
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import (
     PROPERTY_BUNDLE_OBJECT,
@@ -65,7 +65,7 @@ _CSV_STRING_MAPS = ("annotations", "labels")
 _CSV_LIST_FIELDS = ("installModes", "keywords", "links", "maintainers", "nativeAPIs")
 
 
-class _PropError(ValueError):
+class _PropError(InvalidInputError):
     pass
 
 

@@ -7,6 +7,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 
@@ -179,5 +180,5 @@ def test_to_dict():
 
     assert objects.to_dict(Instance()) == {"x": 1}
     assert objects.to_dict(None) is None
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="cannot convert"):  # a KubeforgeError; a ValueError for the watch's decoding guard
         objects.to_dict(42)
