@@ -64,7 +64,7 @@ PYTEST_REPORT := --durations=15
 
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
-.PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint \
+.PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint molecule \
 	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator bench-mirror demo build clean distclean \
 	selfcontained
 
@@ -257,7 +257,6 @@ smoke-exclusive: collection-link
 # testbed, whose variables file KUBEFORGE_TESTBED_VARS names. MOLECULE_GLOB keeps the collection's top-level molecule/
 # directory without molecule's "migrate to extensions/molecule" warning.
 MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish catalog_mirror
-.PHONY: molecule
 # A testbed this target starts is stopped again at the end (as the pytest session fixture does), failure or not.
 molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
 	$(MAKE) testbed-build
@@ -290,7 +289,7 @@ NICE_LANE := nice -n 10
 # The molecule lanes end minutes before the parallel integration tests: a little lower priority than those too.
 NICE_MOLECULE := nice -n 5
 # The runner needs only the standard library: the virtualenv is one of its phases, built beside the testbed binaries.
-test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs site, build, execution environment context; beside them the testbed: build, smoke, molecule
+test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, changelog-lint, docs site, build, execution environment context; beside them the testbed: build, smoke, molecule
 	@test -n "$(PYTHON)" || { echo "python3.11 or python3 is required" >&2; exit 1; }
 	@$(PYTHON) .ci/phases.py $(TEST_LOGS) \
 		'venv=$(MAKE) venv' \
@@ -300,7 +299,8 @@ test: ## CI: selfcontained, ruff, unit, sanity, ansible-lint, docs-lint, docs si
 		'sanity=$(NICE_LANE) $(MAKE) sanity@unit!' \
 		'lint=$(NICE_LANE) $(MAKE) lint@sanity!' \
 		'docs-lint=$(NICE_LANE) $(MAKE) docs-lint@lint!' \
-		'docs=$(NICE_LANE) $(MAKE) docs@docs-lint!' \
+		'changelog-lint=$(NICE_LANE) $(MAKE) changelog-lint@docs-lint!' \
+		'docs=$(NICE_LANE) $(MAKE) docs@changelog-lint!' \
 		'build+ee=$(NICE_LANE) $(MAKE) ee@docs!' \
 		'testbed-build=$(MAKE) testbed-binaries' \
 		'testbed-up=$(MAKE) testbed-up-once@venv,testbed-build' \
