@@ -136,7 +136,10 @@ def test_an_api_server_that_stays_away_fails_after_transient_seconds(fast_retrie
     with pytest.raises(K8sError, match="Failed to watch maps: .*Connection refused") as failure:
         watch_one(resource)
     assert failure.value.status is None
-    assert 0.2 <= resource.lists[-1] - resource.lists[0] and time.monotonic() - started < 5
+    assert 0.2 <= time.monotonic() - started < 5
+    # the window runs from the first failure's handling to the last one's: each comes a moment after its LIST began
+    # (on a loaded machine, milliseconds), so the LISTs themselves span the window less that moment
+    assert resource.lists[-1] - resource.lists[0] >= 0.15, resource.lists[-1] - resource.lists[0]
     assert len(resource.lists) > 5
 
 
