@@ -33,6 +33,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import TRANSIENT_SECONDS, Source, observe, transient_error
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 
 # Time-based decisions (canary_timeout, rollout_timeout, minReadySeconds) are re-checked this often without events.
 RECHECK_SECONDS = 2
@@ -393,7 +394,7 @@ def run(client, params, check_mode):
             ds, observed, action = _watch(rollout, params["wait_timeout"], before)
     except KubeforgeError as exc:
         rollout.send_events(last=True)
-        exc.result.setdefault("duration", round(time.monotonic() - started, 3))
+        exc.result.setdefault("duration", seconds_since(started))
         raise
     rollout.send_events(last=True)
 
@@ -414,7 +415,7 @@ def run(client, params, check_mode):
         result = rollout.result(observed, action)
         result["changed"] = rollout.changed() or (resumed and action.kind == canary.DONE)
         after_view = _diff_view(get_object(client, rollout.ds_resource, rollout.name, rollout.namespace) or ds)
-    result["duration"] = round(time.monotonic() - started, 3)
+    result["duration"] = seconds_since(started)
     if rollout.warnings:
         result["warnings"] = rollout.warnings
     if result["changed"]:

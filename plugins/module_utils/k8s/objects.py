@@ -190,7 +190,7 @@ def patch_object(client, resource, name, patch, namespace=None, patch_type="merg
     """
     before = get_object(client, resource, name, namespace)
     if before is None:
-        raise K8sError(f"{_kind(resource)} {_ref(name, namespace)} not found", status=404)
+        raise K8sError(f"{_kind(resource)} {object_ref(name, namespace)} not found", status=404)
     content_type = f"application/{patch_type}-patch+json"
     try:
         after = to_dict(client.patch(resource, patch, name=name, namespace=namespace, content_type=content_type))
@@ -254,7 +254,8 @@ def _kind(resource):
     return getattr(resource, "kind", None) or str(resource)
 
 
-def _ref(name, namespace):
+def object_ref(name, namespace):
+    """``namespace/name`` of an object (its name alone when cluster-scoped), for messages."""
     return f"{namespace}/{name}" if namespace else str(name)
 
 

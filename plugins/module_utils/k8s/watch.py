@@ -31,7 +31,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
     K8sError,
     ResourceTimeoutError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import object_ref, to_dict
 
 try:
     from kubernetes import watch as _k8s_watch
@@ -152,7 +152,7 @@ def watch_until(
 
     duration = round(clock() - start, 3)
     raise ResourceTimeoutError(
-        f"Timed out after {timeout}s waiting for {kind} {_ref(name, namespace)}",
+        f"Timed out after {timeout}s waiting for {kind} {object_ref(name, namespace)}",
         last_object=last,
         duration=duration,
     )
@@ -193,10 +193,6 @@ def _stop(watcher):
     stop = getattr(watcher, "stop", None)
     if stop is not None:
         stop()
-
-
-def _ref(name, namespace):
-    return f"{namespace}/{name}" if namespace else str(name)
 
 
 def _wait_error(action, kind, name, exc):

@@ -36,6 +36,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent as is_absent
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
@@ -367,7 +368,7 @@ def present(module, bundle_dir, image=None, load_index=None):
         catalog_digest=served["digest"],
         removed=served["removed"],
         index_image={"ref": index.ref, "digest": index.digest} if index is not None else None,
-        duration=round(time.monotonic() - started, 3),
+        duration=seconds_since(started),
     )
     if not p["wait"] and not check_mode and result.get("installed_csv") != bundle.name:
         # the Subscription is Manual: without the wait nobody approves the InstallPlan

@@ -16,6 +16,7 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, normalize, public, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
     API_VERSION,
     KIND,
@@ -94,14 +95,14 @@ def _wait_settled(module, resource, result, started):
                 reason, message = problem
                 raise K8sError(
                     f"CatalogSource {_ref(p)}: OLM's registry pod cannot serve the catalog ({reason}): {message}",
-                    result=dict(result, catalog_source=public(last), state=connection_state(last), duration=round(time.monotonic() - started, 3)),
+                    result=dict(result, catalog_source=public(last), state=connection_state(last), duration=seconds_since(started)),
                 ) from None
             verdict = catalog_source_verdict(last)[1]
             unscheduled = registry_pod_unscheduled(pods)
             raise K8sError(
                 f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}"
                 + (f"; {unscheduled}" if unscheduled else ""),
-                result=dict(result, catalog_source=public(last), state=connection_state(last), duration=round(time.monotonic() - started, 3)),
+                result=dict(result, catalog_source=public(last), state=connection_state(last), duration=seconds_since(started)),
             ) from None
 
 
@@ -138,7 +139,7 @@ def present(module):
     started = time.monotonic()
     obj = _wait_settled(module, resource, result, started)
     status, message = catalog_source_verdict(obj)
-    result.update(catalog_source=public(obj), state=connection_state(obj), duration=round(time.monotonic() - started, 3))
+    result.update(catalog_source=public(obj), state=connection_state(obj), duration=seconds_since(started))
     if status == VERDICT_FAILED:
         raise K8sError(f"CatalogSource {_ref(p)} is not healthy: {message}", result=result)
     if status != VERDICT_READY:  # settled() only returns on ready or failed
@@ -164,7 +165,7 @@ def remove(module):
                 result=dict(result, catalog_source=public(exc.last_object), duration=exc.duration),
             ) from None
         result["catalog_source"] = None
-        result["duration"] = round(time.monotonic() - started, 3)
+        result["duration"] = seconds_since(started)
     return result
 
 

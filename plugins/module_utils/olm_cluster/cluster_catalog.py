@@ -16,6 +16,7 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, normalize, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_catalog import (
     API_VERSION,
@@ -81,7 +82,7 @@ def present(module):
             result=dict(result, duration=exc.duration, **_facts(last)),
         ) from None
     verdict, message = cluster_catalog_verdict(obj)
-    result.update(_facts(obj), duration=round(time.monotonic() - started, 3))
+    result.update(_facts(obj), duration=seconds_since(started))
     if verdict == VERDICT_FAILED:
         raise K8sError(f"catalogd cannot serve ClusterCatalog {p['name']}: {message}", result=result)
     return result
@@ -104,7 +105,7 @@ def remove(module):
                 f"Timed out after {p['wait_timeout']}s waiting for ClusterCatalog {p['name']} to be deleted (catalogd removes its finalizer)",
                 result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
             ) from None
-        result.update(_facts(None), duration=round(time.monotonic() - started, 3))
+        result.update(_facts(None), duration=seconds_since(started))
     return result
 
 

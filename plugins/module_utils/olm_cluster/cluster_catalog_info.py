@@ -25,6 +25,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.lo
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, name_of, spec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
@@ -123,7 +124,7 @@ def execute(module):
             if "contents_error" in record:
                 warnings.append(f"ClusterCatalog {record['name']}: contents {record['contents_error']}")
         records.append(record)
-    result = {"changed": False, "catalogs": records, "duration": round(time.monotonic() - started, 3)}
+    result = {"changed": False, "catalogs": records, "duration": seconds_since(started)}
     if p.get("package") and p["contents"]:
         result["offered_by"] = [r["name"] for r in records if r.get("packages")]
     if p.get("name") and not catalogs:

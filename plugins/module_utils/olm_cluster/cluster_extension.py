@@ -30,6 +30,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.lo
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, normalize, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_bundle, pull_image
@@ -401,7 +402,7 @@ def present(module):
         return result
     obj, seen, state = _wait(cluster, p, resource, started, result)
     verdict, message = ce.cluster_extension_verdict(obj, state["serving"], state["failed_catalogs"])
-    result.update(_facts(obj), messages=seen, duration=round(time.monotonic() - started, 3))
+    result.update(_facts(obj), messages=seen, duration=seconds_since(started))
     if verdict == ce.VERDICT_FAILED:
         progressing = condition(obj, "Progressing") or {}
         raise ExtensionError(f"operator-controller cannot install ClusterExtension {p['name']} ({progressing.get('reason')}): {message}", result=result)
@@ -467,7 +468,7 @@ def remove(module):
                     + (f": {blockers}" if blockers else ""),
                     result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
                 ) from None
-            result.update(_facts(None), duration=round(time.monotonic() - started, 3))
+            result.update(_facts(None), duration=seconds_since(started))
     # the garbage collector, not the installer ServiceAccount, deletes what the extension installed
     result["changed"] |= remove_installer(cluster, p["name"])
     return result

@@ -28,6 +28,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.files import F
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
@@ -277,5 +278,5 @@ def execute(module):
         result["changed"] = write_tarball(p["dest"], top, files, module.check_mode)
         result["dest"] = p["dest"]
         result["files"] = sorted(f"{top}/{name}" for name in files)
-    result["duration"] = round(time.monotonic() - started, 3)
+    result["duration"] = seconds_since(started)
     return result

@@ -25,6 +25,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import FIELD_MANAGER, apply
@@ -296,7 +297,7 @@ def install(module, opener=open_url):
         for ref in plan.csvs:
             run.wait(ref)
     result = run.partial()
-    result["duration"] = round(time.monotonic() - started, 3)
+    result["duration"] = seconds_since(started)
     result["created"] = [_text(o) for o in run.objects if o["action"] == "created"]
     result["updated"] = [_text(o) for o in run.objects if o["action"] == "updated"]
     return result

@@ -30,7 +30,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time, seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
@@ -505,7 +505,7 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
         "phase": status(csv).get("phase") if csv else None,
         "approved_install_plans": list(approved),
         "created": created,
-        "duration": round(time.monotonic() - started, 3),
+        "duration": seconds_since(started),
     }
     if labelled:
         result["namespace_labels"] = dict(labelled)

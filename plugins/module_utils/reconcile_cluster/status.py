@@ -14,7 +14,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dry_run_params, dynamic_client, find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, get_object, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, get_object, object_ref, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile import conditions as planner
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile.conditions import StatusError
@@ -51,7 +51,7 @@ def write(client, params, check_mode):
     for _attempt in range(CONFLICT_RETRIES):
         current = get_object(client, resource, name, namespace)
         if current is None:
-            raise K8sError(f"{kind} {_ref(name, namespace)} not found", status=404)
+            raise K8sError(f"{kind} {object_ref(name, namespace)} not found", status=404)
         before = current.get("status") or {}
         after = planner.plan(before, params.get("conditions"), params.get("status"), generation, format_time(time.time()))
         patch = planner.status_patch(before, after)
@@ -69,11 +69,12 @@ def write(client, params, check_mode):
         except Exception as exc:  # the dynamic client raises ApiException subclasses
             if api_error_status(exc) == 409:
                 continue
-            raise K8sError(f"Failed to patch the status of {kind} {_ref(name, namespace)}: {api_error_message(exc)}", status=api_error_status(exc)) from exc
+            message = f"Failed to patch the status of {kind} {object_ref(name, namespace)}: {api_error_message(exc)}"
+            raise K8sError(message, status=api_error_status(exc)) from exc
         after = written.get("status") or after
         events = [] if check_mode or not params.get("events", True) else _record(client, current, planner.transitions(before, after))
         return _result(True, before, after, events)
-    raise StatusError(f"the status of {kind} {_ref(name, namespace)} kept changing under us ({CONFLICT_RETRIES} conflicts in a row)")
+    raise StatusError(f"the status of {kind} {object_ref(name, namespace)} kept changing under us ({CONFLICT_RETRIES} conflicts in a row)")
 
 
 def _record(client, obj, changed):
@@ -104,7 +105,3 @@ def _result(changed, before, after, recorded):
     if warnings:
         result["warnings"] = warnings
     return result
-
-
-def _ref(name, namespace):
-    return f"{namespace}/{name}" if namespace else name

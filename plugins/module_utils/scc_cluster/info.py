@@ -14,6 +14,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access, custom
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import SCC_API, SCC_KIND
 
@@ -60,7 +61,7 @@ def execute(module):
     result = {
         "changed": False,
         "sccs": [scc_record(scc, rbac) for scc in sorted(sccs, key=lambda s: (s.get("metadata") or {}).get("name") or "")],
-        "duration": round(time.monotonic() - started, 3),
+        "duration": seconds_since(started),
     }
     if name and not sccs:
         result["warnings"] = [f"SecurityContextConstraints {name} does not exist"]
