@@ -158,7 +158,8 @@ options:
     description:
       - Image of the registry pod, with O(serve=pod). It must contain C(/bin/opm) (run as C(opm serve)) and
         C(/bin/grpc_health_probe) (the readiness probe), as the upstream C(quay.io/operator-framework/opm) images
-        do. The default is the opm release the collection is tested with; pin it by digest in production.
+        do; a registry pod that has run a minute without passing the probe fails the module with the kubelet's
+        message. The default is the opm release the collection is tested with; pin it by digest in production.
       - Refused with O(serve=address) (other than its default), like O(image_pull_policy) and
         O(security_context_config) (they configure the module's registry pod).
     type: str

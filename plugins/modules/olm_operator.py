@@ -30,7 +30,9 @@ description:
     InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource (also an image
     catalog whose registry pod cannot start - crash loop, image pull, container creation) - and when the
     operator's pods cannot be created (the ReplicaSet's FailedCreate message, for example a Pod Security
-    admission rejection) or crash-loop, instead of waiting for OLM's 5-minute install timeout.
+    admission rejection) or crash-loop, instead of waiting for OLM's 5-minute install timeout. Two states OLM
+    would wait on for good fail 30 s in - a CSV C(Pending) with C(RequirementsNotMet) (each requirement that is
+    not present is named) and an operator pod the scheduler has not placed (the scheduler's message).
   - Three transient states are waited past, not failed on - a ResolutionFailed recorded before the CatalogSource
     is C(READY) (OLM resolves a Subscription made with its catalog before connecting to it; a failure recorded with
     the catalog C(READY) stays final after a 5 s grace), a ResolutionFailed while the InstallPlan the module approved

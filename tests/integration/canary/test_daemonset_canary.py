@@ -73,6 +73,20 @@ def canary_annotations(ds):
     return {k: v for k, v in (ds.metadata.annotations or {}).items() if k.startswith(PREFIX)}
 
 
+def step_until(run_module, args, phase, runs):
+    """Run the module (one step per run, wait=false) until it reports ``phase``, at most ``runs`` times; the phases
+    it reported, in order (every run must succeed)."""
+    phases = []
+    for _run in range(runs):
+        step = run_module("daemonset_canary", args)
+        assert not step.get("failed"), step
+        phases.append(step["phase"])
+        if step["phase"] == phase:
+            break
+        time.sleep(0.5)
+    return phases
+
+
 def test_rollout_check_mode_and_idempotence(run_module, kubeconfig, namespace, api):
     apps = client.AppsV1Api(api)
     before = create_daemonset(api, namespace, "agent")
@@ -190,14 +204,7 @@ def test_one_step_per_run_and_resume_after_kill(run_module, kubeconfig, namespac
     create_daemonset(api, namespace, "agent", max_unavailable=1)
     args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "50%", "wait": False}
 
-    phases = []
-    for _run in range(60):
-        step = run_module("daemonset_canary", args)
-        assert not step.get("failed"), step
-        phases.append(step["phase"])
-        if step["phase"] == "done":
-            break
-        time.sleep(0.5)
+    phases = step_until(run_module, args, "done", 60)
     assert phases[-1] == "done" and "canary" in phases and "fast" in phases, phases
     assert len(phases) >= 3
     ds = wait_settled(apps, namespace, "agent")
@@ -240,14 +247,7 @@ def test_a_changed_batch_pause_and_canary_nodes_mid_rollout(run_module, kubeconf
     apps.patch_namespaced_daemon_set("agent", namespace, {"spec": {"minReadySeconds": 10}})
     args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "1", "wait": False}
 
-    phases = []
-    for _run in range(80):
-        step = run_module("daemonset_canary", args)
-        assert not step.get("failed"), step
-        phases.append(step["phase"])
-        if step["phase"] == "fast":
-            break
-        time.sleep(0.5)
+    phases = step_until(run_module, args, "fast", 80)
     assert phases[-1] == "fast", phases
 
     wider = run_module("daemonset_canary", dict(args, batch="2"))
