@@ -339,7 +339,7 @@ diff:
   type: dict
 """
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.rollout import run
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.rollout import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
@@ -367,10 +367,6 @@ def argspec():
         "operator_condition": {"type": "str"},
         "operator_condition_namespace": {"type": "str"},
     }
-
-
-def execute(module):
-    return run(module.client, module.params, module.check_mode)
 
 
 def main():

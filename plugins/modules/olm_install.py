@@ -225,7 +225,7 @@ duration:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.manifests import DEFAULT_MANIFESTS_URL
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import install
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 UNUSED = (Unused(("manifests_url",), lambda p: not p["manifests_dir"], "with manifests_dir (nothing is downloaded)"),)
@@ -243,7 +243,7 @@ def argspec():
 
 def main():
     module = KubeforgeModule(argument_spec=argspec(), wait=True, supports_check_mode=True)
-    module.run(install, unused=UNUSED)
+    module.run(execute, unused=UNUSED)
 
 
 if __name__ == "__main__":

@@ -298,7 +298,7 @@ diff:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.operator import APPROVAL_UNUSED, UNINSTALL_UNUSED
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import Cluster, install, refuse_ineffective_options, uninstall
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import execute
 
 
 def argspec():
@@ -323,17 +323,6 @@ def argspec():
         "wait": {"type": "bool", "default": True},
         "wait_timeout": {"type": "int", "default": 600},
     }
-
-
-def execute(module):
-    params = dict(module.params)
-    if not params.get("approval"):
-        params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
-    refuse_ineffective_options(params)
-    cluster = Cluster(module.client)
-    if params["state"] == "absent":
-        return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
-    return install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
 
 
 def main():

@@ -419,7 +419,7 @@ cluster_extensions:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import operator_info
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 UNUSED = (
@@ -439,20 +439,6 @@ def argspec():
         catalog=dict(type="str"),
         catalog_namespace=dict(type="str"),
     )
-
-
-def execute(module):
-    p = module.params
-    result = operator_info(
-        module.client,
-        p["namespace"],
-        package=p["package"],
-        name=p["subscription_name"],
-        source=p["catalog"],
-        source_namespace=p["catalog_namespace"],
-    )
-    result["changed"] = False
-    return result
 
 
 def main():

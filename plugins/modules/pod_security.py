@@ -142,7 +142,7 @@ diff:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
-from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.pod_security import apply
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.pod_security import execute
 
 LEVELS = ["privileged", "baseline", "restricted"]
 
@@ -169,10 +169,6 @@ def argspec():
         "label_sync": {"type": "bool"},
         "fail_on_violations": {"type": "bool", "default": False},
     }
-
-
-def execute(module):
-    return apply(module.client, module.params, module.check_mode)
 
 
 def main():

@@ -135,7 +135,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile_cluster.status import write
+from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile_cluster.status import execute
 
 
 def argspec():
@@ -147,10 +147,6 @@ def argspec():
         "observed_generation": {"type": "int"},
         "events": {"type": "bool", "default": True},
     }
-
-
-def execute(module):
-    return write(module.client, module.params, module.check_mode)
 
 
 def main():

@@ -226,7 +226,7 @@ diff:
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.pin import PIN_KINDS
-from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import apply
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import execute
 
 PIN_OPTIONS = {
     "kind": {"type": "str", "required": True, "choices": list(PIN_KINDS)},
@@ -260,10 +260,6 @@ def argspec():
         "fallback": {"type": "str", "choices": ["none", "pod_security"], "default": "none"},
         "pin_workloads": {"type": "list", "elements": "dict", "default": [], "options": PIN_OPTIONS},
     }
-
-
-def execute(module):
-    return apply(module.client, module.params, module.check_mode)
 
 
 def main():

@@ -17,14 +17,12 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import condition as upgradeable
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, patch_object
 
 # The namespace of the pod the module runs in (operator-lib's GetOperatorNamespace reads the same file).
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-# A failed resourceVersion guard answers 409 (conflict) or 422 (the JSON patch ``test`` operation failed).
-GUARD_FAILED = (409, 422)
-GUARD_RETRIES = 5
 
 
 class OperatorConditionError(KubeforgeError):
@@ -82,7 +80,8 @@ class UpgradeableSync:
         if wanted == self._settled:
             return
         resource = self.resource()
-        for _attempt in range(GUARD_RETRIES):
+
+        def attempt():
             obj = get_object(self.client, resource, self.name, self.namespace)
             if obj is None:
                 raise OperatorConditionError(
@@ -91,19 +90,12 @@ class UpgradeableSync:
                 )
             patch, entry = upgradeable.plan(obj, self.ds_namespace, self.ds_name, phase, self.clock(), failure)
             if patch is not None:
-                try:
-                    patch_object(self.client, resource, self.name, patch, self.namespace, patch_type="json")
-                except K8sError as exc:
-                    if exc.status in GUARD_FAILED:
-                        continue
-                    raise
+                patch_object(self.client, resource, self.name, patch, self.namespace, patch_type="json")
                 self.changed = True
-            self.condition = entry
-            self._settled = wanted
-            return
-        raise OperatorConditionError(
-            f"OperatorCondition {self.namespace}/{self.name} kept changing while the rollout tried to set Upgradeable ({GUARD_RETRIES} attempts)"
-        )
+            return entry
+
+        self.condition = retry_guarded(attempt, f"OperatorCondition {self.namespace}/{self.name}", error=OperatorConditionError)
+        self._settled = wanted
 
     def result(self):
         return {

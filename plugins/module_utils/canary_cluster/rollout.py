@@ -29,6 +29,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.canary.selecto
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.condition import UpgradeableSync, operator_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import GUARD_FAILED, GuardFailed, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
@@ -40,10 +41,6 @@ RECHECK_SECONDS = 2
 # A decision reads every pod of the DaemonSet (milliseconds for a thousand): while events stream in, the next one
 # waits THROTTLE times as long as the last took (k8s.observe), so deciding stays a small share of the run.
 THROTTLE = 20
-# A failed resourceVersion guard answers 409 (conflict) or 422 (the JSON patch ``test`` operation failed).
-GUARD_FAILED = (409, 422)
-# Attempts of one run with wait=false or in check mode when the guard keeps failing.
-GUARD_RETRIES = 5
 
 
 class CanaryError(KubeforgeError):
@@ -300,14 +297,18 @@ def _patched_view(ds, patch):
 
 def _one_step(rollout):
     """Check mode and ``wait: false``: observe once, carry out one action (retrying a failed guard)."""
-    for _attempt in range(GUARD_RETRIES):
+
+    def attempt():
         ds, pods, revisions = rollout.read()
         observed, action = rollout.decide(ds, pods, revisions)
         if action.kind in (canary.FAIL, canary.HALTED):
             rollout.fail(observed, action)
-        if rollout.carry_out(ds, action):
-            return ds, observed, action
-    raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} kept changing while the rollout tried to patch it ({GUARD_RETRIES} attempts)")
+        if not rollout.carry_out(ds, action):
+            raise GuardFailed()
+        return ds, observed, action
+
+    # one step per run (an operator reconcile): a refused request fails this run and the next one tries again
+    return retry_guarded(attempt, f"DaemonSet {rollout.namespace}/{rollout.name}", error=CanaryError, ride_out_restarts=False)
 
 
 def _watch(rollout, timeout, ds):
@@ -421,3 +422,8 @@ def run(client, params, check_mode):
     if result["changed"]:
         result["diff"] = {"before": _diff_view(before), "after": after_view}
     return result
+
+
+def execute(module):
+    """The module's entry point (``KubeforgeModule.run``)."""
+    return run(module.client, module.params, module.check_mode)

@@ -23,7 +23,6 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, scalar_leaves
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
@@ -81,18 +80,6 @@ class KubeforgeModule(AnsibleK8SModule):
 
     def resource(self, kind, api_version):
         return find_resource(self.client, kind, api_version)
-
-    def wait_for(self, api_version, kind, name, namespace, predicate, timeout=None):
-        """Watch until ``predicate(obj)`` holds (see ``watch.watch_until``); return ``(waited, obj)``.
-
-        Does nothing (returns ``(False, None)``) in check mode or when the module's ``wait`` option is false.
-        ``timeout`` defaults to the ``wait_timeout`` option.
-        """
-        if self.check_mode or not self.params.get("wait", True):
-            return False, None
-        if timeout is None:
-            timeout = self.params.get("wait_timeout") or 120
-        return True, watch_until(self.client, api_version, kind, name, namespace, predicate, timeout)
 
     def run(self, execute, unused=()):
         """``runner.run_module(self, execute, unused=unused)``: exit with ``execute(self)``'s result dict, fail on

@@ -7,8 +7,10 @@
 optionally one name or a label selector) in its own thread, keeps a snapshot ``{source key: {name: object}}``, and
 calls ``on_change(snapshot)`` once every source has been listed (an optional source that may not be listed maps to
 None) and again after each batch of events. The first value other than None that ``on_change`` returns ends the
-wait and is returned. Like ``watch_until``: a 410 Gone or a closed stream re-lists that source, and a monotonic
-deadline bounds everything (``ResourceTimeoutError`` carrying ``on_timeout(snapshot)`` as partial results).
+wait and is returned. A 410 Gone or a closed stream re-lists that source (the standard list-then-watch pattern:
+LIST for the state and its ``resourceVersion``, WATCH from there), and a monotonic deadline bounds everything
+(``ResourceTimeoutError`` carrying ``on_timeout(snapshot)`` as partial results). Every wait of the collection runs
+here; ``watch.watch_until`` is this loop for one named object.
 
 An API server that restarts (connection refused, 5xx, 429) is waited for: the sources re-list until it answers
 again, for up to ``TRANSIENT_SECONDS``. ``transient_error(exc)`` tells callers which errors of their own requests
@@ -29,7 +31,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import to_dict
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import HTTP_GONE
 
 try:
     from kubernetes import watch as _k8s_watch
@@ -57,6 +58,7 @@ _FAILED = "FAILED"
 _DROPPED = "DROPPED"
 
 HTTP_FORBIDDEN = 403
+HTTP_GONE = 410
 HTTP_TOO_MANY_REQUESTS = 429
 # Connection errors, 5xx and 429 re-list the source, with pauses from RETRY_PAUSE_FIRST doubling up to
 # RETRY_PAUSE_MAX, as long as they have lasted less than TRANSIENT_SECONDS in a row: long enough for an API server
@@ -64,6 +66,13 @@ HTTP_TOO_MANY_REQUESTS = 429
 TRANSIENT_SECONDS = 120
 RETRY_PAUSE_FIRST = 0.5
 RETRY_PAUSE_MAX = 5.0
+# Watch streams in a row that the client cannot decode (seen through ansible-operator's caching proxy) before the
+# source fails; each one re-lists, which decides from the current state.
+MALFORMED_STREAMS = 3
+
+
+class UndecodableEvent(K8sError):
+    """A watch stream sent something that is not an event."""
 
 
 def _transient(status):
@@ -112,7 +121,7 @@ def _list(resource, namespace, params):
 def _follow(resource, source, events, stop):
     """Thread body: list, then watch, forever (until ``stop``), pushing ``(kind, key, payload)`` to ``events``."""
     params = _selectors(source)
-    failures, failing_since = 0, None
+    failures, failing_since, malformed = 0, None, 0
     while not stop.is_set():
         watcher = _k8s_watch.Watch()
         stream = None
@@ -130,6 +139,8 @@ def _follow(resource, source, events, stop):
             for event in stream:
                 if stop.is_set():
                     return
+                if not isinstance(event, dict):  # the kubernetes client yields None for a line that is not JSON
+                    raise UndecodableEvent(f"an undecodable event in the watch of {source.kind}")
                 kind = event.get("type")
                 raw = event.get("raw_object")
                 if raw is None:
@@ -141,6 +152,14 @@ def _follow(resource, source, events, stop):
                     raise K8sError(f"Watch error on {source.kind}: {message}")
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
                     events.put((kind, source.key, raw))
+            malformed = 0
+        except (TypeError, KeyError, ValueError, UndecodableEvent) as exc:
+            malformed += 1
+            if malformed <= MALFORMED_STREAMS:
+                continue
+            if not stop.is_set():
+                events.put((_FAILED, source.key, exc))
+            return
         except Exception as exc:  # reported to the waiting thread, which raises it
             status = api_error_status(exc)
             if status == HTTP_GONE:
@@ -186,7 +205,7 @@ def _apply(snapshot, listed, item, notes):
         snapshot[key][_name(payload)] = payload
 
 
-def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, notes=None, clock=time.monotonic, throttle=None):
+def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, notes=None, clock=time.monotonic, throttle=None, resources=None):
     """Watch ``sources`` until ``on_change(snapshot)`` returns something other than None; return it.
 
     ``sources`` is a list of ``Source``; ``snapshot`` maps each ``Source.key`` to ``{name: object}``.
@@ -200,9 +219,14 @@ def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, not
     seconds after it ended, and the events arriving meanwhile are applied together: for decisions that read many
     objects (a thousand pods), so that deciding uses at most about ``1 / (1 + throttle)`` of a CPU while events
     stream in, and a quiet watch is answered at once.
+    ``resources`` maps source keys to resources already found (no discovery for those).
+    ``on_change`` is called at least once, when every source has been listed, however short ``timeout`` is.
     Raises ``ResourceTimeoutError`` after ``timeout`` seconds, with ``on_timeout(snapshot)`` (a dict) as result.
     """
-    resources = {source.key: find_resource(client, source.kind, source.api_version) for source in sources}
+    resources = dict(resources or {})
+    for source in sources:
+        if resources.get(source.key) is None:
+            resources[source.key] = find_resource(client, source.kind, source.api_version)
     events = queue.Queue()
     stop = threading.Event()
     snapshot = {source.key: {} for source in sources}
@@ -211,6 +235,7 @@ def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, not
     start = clock()
     deadline = start + max(0, timeout)
     not_before = start  # throttle: no call of on_change before this time
+    decided = False  # on_change was called at least once
     for source in sources:
         thread = threading.Thread(target=_follow, args=(resources[source.key], source, events, stop), name=f"observe-{source.key}")
         thread.daemon = True  # a watch blocked in a read must not keep the module process alive
@@ -218,10 +243,13 @@ def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, not
     try:
         while True:
             remaining = deadline - clock()
-            if remaining <= 0:
+            if remaining <= 0 and decided:
                 break
             try:
-                item = events.get(timeout=min(remaining, tick) if tick else remaining)
+                if remaining <= 0:  # past the deadline: only the first listing is still awaited
+                    item = events.get()
+                else:
+                    item = events.get(timeout=min(remaining, tick) if tick else remaining)
             except queue.Empty:
                 item = None
             if item is not None:
@@ -237,6 +265,7 @@ def observe(client, sources, on_change, timeout, on_timeout=None, tick=None, not
                     break
             if len(listed) == len(sources):
                 used = time.thread_time()
+                decided = True
                 outcome = on_change(snapshot)
                 if outcome is not None:
                     return outcome

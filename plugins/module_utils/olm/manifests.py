@@ -63,7 +63,6 @@ CSV_KIND = "ClusterServiceVersion"
 OLM_OPERATOR_DEPLOYMENT = "olm-operator"
 
 # Aggregated APIs of openshift-apiserver; on OpenShift their APIService objects name a Service.
-OPENSHIFT_APISERVICES = ("v1.project.openshift.io", "v1.route.openshift.io")
 
 # Order within olm.yaml: file order, except that namespaces come first (everything else may live in them).
 _EARLY_KINDS = {"Namespace": 0}
@@ -266,23 +265,6 @@ def plan_install(crds_text, olm_text, catalog_source=True, sources=MANIFEST_FILE
 
 
 # ------------------------------------------------------------------------------------------------ the cluster
-
-
-def openshift_evidence(apiservices):
-    """A sentence proving OpenShift from APIService objects (dicts), or None.
-
-    OpenShift serves ``project.openshift.io`` and ``route.openshift.io`` from openshift-apiserver, an aggregated API:
-    their APIServices have ``spec.service`` set. A CRD of the same group makes the API server register a *local*
-    APIService (``spec.service`` null), which proves nothing.
-    """
-    for svc in apiservices or ():
-        if not isinstance(svc, dict):
-            continue
-        name = (svc.get("metadata") or {}).get("name")
-        service = (svc.get("spec") or {}).get("service")
-        if name in OPENSHIFT_APISERVICES and isinstance(service, dict) and service.get("name"):
-            return f"APIService {name} is served by Service {service.get('namespace')}/{service['name']} (OpenShift's openshift-apiserver)"
-    return None
 
 
 def managed_by(obj, field_manager):

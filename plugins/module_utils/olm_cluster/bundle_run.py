@@ -26,6 +26,7 @@ from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply, ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
     create_object,
@@ -41,11 +42,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bun
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import (
     V1ALPHA1,
     Cluster,
-    ensure_namespace,
     ensure_operator_group,
     ensure_subscription,
     install,
@@ -123,8 +122,8 @@ def read_served_catalog(cluster, namespace, catalog, source):
     return cfg if core.catalog_digest(core.fbc_documents(cfg)) == digest else None
 
 
-# The watch is cut into slices this long: a container that keeps failing its readiness probe changes nothing in the
-# pod, so only time, checked between slices, can settle its verdict.
+# A container that keeps failing its readiness probe changes nothing in the pod: the verdict is asked again after
+# this long without a change, so that time alone can settle it.
 RECHECK_SECONDS = 10
 
 
@@ -146,23 +145,14 @@ def wait_registry_pod(cluster, namespace, name, timeout):
     def settled(pod):
         return core.registry_pod_verdict(pod, time.time())[0] != core.VERDICT_WAITING
 
-    deadline = time.monotonic() + max(1, timeout)
-    while True:
-        try:
-            pod = watch_until(
-                cluster.client, "v1", "Pod", name, namespace, settled, max(1, min(RECHECK_SECONDS, deadline - time.monotonic())), resource=resource
-            )
-            break
-        except ResourceTimeoutError as exc:
-            pod = exc.last_object
-            if pod is not None and settled(pod):
-                break
-            if time.monotonic() >= deadline:
-                message = core.registry_pod_verdict(pod)[1] if pod else "it does not exist"
-                raise core.BundleRunError(
-                    f"Timed out after {timeout}s waiting for the registry pod {namespace}/{name} to be Ready: {message}",
-                    result={"reason": "RegistryPodNotReady", "registry_pod": name},
-                ) from None
+    try:
+        pod = watch_until(cluster.client, "v1", "Pod", name, namespace, settled, max(1, timeout), resource=resource, tick=RECHECK_SECONDS)
+    except ResourceTimeoutError as exc:
+        message = core.registry_pod_verdict(exc.last_object)[1] if exc.last_object else "it does not exist"
+        raise core.BundleRunError(
+            f"Timed out after {timeout}s waiting for the registry pod {namespace}/{name} to be Ready: {message}",
+            result={"reason": "RegistryPodNotReady", "registry_pod": name},
+        ) from None
     verdict, message = core.registry_pod_verdict(pod, time.time())
     if verdict == core.VERDICT_FAILED:
         if pod is not None:
@@ -183,7 +173,7 @@ def serve_address(cluster, params, bundle, catalog, source, ns_exists, check_mod
             return dict(served, changed=True, before=None, after=definition, created={"catalog_source": catalog})
         ensure_namespace(cluster, ns)
     # the catalog is ours: force_conflicts takes back any field someone else changed
-    changed, before, after = catalog_source.apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
+    changed, before, after = apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
     if source is None:
         served["created"]["catalog_source"] = catalog
     if ns_exists:  # registry objects of an earlier serve=pod run
@@ -243,7 +233,7 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
     else:
         address = core.pod_address(wait_registry_pod(cluster, ns, pod_name, deadline - time.monotonic()))
     definition = core.catalog_source(catalog, ns, bundle.package, address, annotations)
-    changed, before, after = catalog_source.apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
+    changed, before, after = apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
     if source is None:
         served["created"]["catalog_source"] = catalog
     if not check_mode:  # the CatalogSource owns its registry (for the garbage collector), also what a new one made

@@ -13,8 +13,9 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply_owned, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, normalize, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, public, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
@@ -32,39 +33,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_so
     registry_pod_unscheduled,
     settled,
 )
-
-# The field manager of every object this collection applies (server-side apply).
-FIELD_MANAGER = "kubeforge"
-
-
-def apply(client, resource, definition, force_conflicts=False):
-    """Server-side apply ``definition`` as ``FIELD_MANAGER``: ``(changed, before, after)``.
-
-    Without ``force_conflicts`` a field another manager owns with a different value makes the API server refuse the
-    request (``K8sError`` with status 409, its message naming the managers); with it our values win and the fields
-    become ours.
-    """
-    result = apply_object(client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=force_conflicts)
-    return result.changed, result.before, result.after
-
-
-def apply_owned(client, resource, definition, force_conflicts, what):
-    """``apply`` with the 409 (another field manager owns a field) turned into a message naming ``what`` (for
-    example ``CatalogSource olm/x``) and the way out."""
-    try:
-        return apply(client, resource, definition, force_conflicts=force_conflicts)
-    except K8sError as exc:
-        if exc.status != 409:
-            raise
-        raise K8sError(
-            f"{exc.msg}. Another field manager owns these fields of {what}; leave them to it, or set force_conflicts=true to take them over",
-            result=exc.result,
-            status=exc.status,
-        ) from None
-
-
-def _diff(before, after):
-    return {"before": normalize(before) or {}, "after": normalize(after) or {}}
 
 
 def _ref(params):
@@ -132,7 +100,7 @@ def present(module):
         )
     result = {"changed": changed, "catalog_source": public(after), "state": connection_state(after)}
     if module._diff:
-        result["diff"] = _diff(before, after)
+        result["diff"] = diff_view(before, after)
     if module.check_mode or not p.get("wait"):
         return result
 
@@ -154,7 +122,7 @@ def remove(module):
     changed, before, after = delete_object(module.client, resource, p["name"], p["namespace"])
     result = {"changed": changed, "catalog_source": public(after), "state": None}
     if module._diff:
-        result["diff"] = _diff(before, None)
+        result["diff"] = diff_view(before, None)
     if changed and p.get("wait") and not module.check_mode:
         started = time.monotonic()
         try:

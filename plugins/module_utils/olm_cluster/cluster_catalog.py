@@ -13,8 +13,9 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply_owned, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, normalize, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
@@ -28,7 +29,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_ca
     resolved_ref,
     settled,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply_owned
 
 
 def olm_v1_resource(module, kind):
@@ -68,7 +68,7 @@ def present(module):
         )
     result = dict(_facts(after), changed=changed)
     if module._diff:
-        result["diff"] = {"before": normalize(before) or {}, "after": normalize(after) or {}}
+        result["diff"] = diff_view(before, after)
     if module.check_mode or not p.get("wait"):
         return result
 
@@ -95,7 +95,7 @@ def remove(module):
     changed, before, after = delete_object(module.client, resource, p["name"])
     result = dict(_facts(after), changed=changed)
     if module._diff:
-        result["diff"] = {"before": normalize(before) or {}, "after": {}}
+        result["diff"] = diff_view(before, None)
     if changed and p.get("wait") and not module.check_mode:
         started = time.monotonic()
         try:

@@ -27,8 +27,9 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, apply, apply_owned, diff_view, ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, normalize, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
@@ -40,9 +41,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm import clu
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac, version_constraint
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, spec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import apply, apply_owned
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL, Cluster, ensure_namespace
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
@@ -397,7 +397,7 @@ def present(module):
                              result=dict(result, changed=changed or ext_changed, **_facts(after)))
     result.update(_facts(after), changed=changed or ext_changed)
     if module._diff:
-        result["diff"] = {"before": normalize(before) or {}, "after": normalize(after) or {}}
+        result["diff"] = diff_view(before, after)
     if module.check_mode or not p.get("wait"):
         return result
     obj, seen, state = _wait(cluster, p, resource, started, result)
@@ -456,7 +456,7 @@ def remove(module):
         result["changed"], _before, after = delete_object(module.client, resource, p["name"], propagation_policy="Foreground")
         result.update(_facts(after))  # still there (being deleted) until the wait below, if any
         if module._diff:
-            result["diff"] = {"before": normalize(existing), "after": {}}
+            result["diff"] = diff_view(existing, None)
         if p.get("wait") and not module.check_mode:
             started = time.monotonic()
             try:

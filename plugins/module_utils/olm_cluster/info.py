@@ -219,3 +219,18 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def execute(module):
+    """The olm_operator_info module's entry point (``KubeforgeModule.run``)."""
+    p = module.params
+    result = operator_info(
+        module.client,
+        p["namespace"],
+        package=p["package"],
+        name=p["subscription_name"],
+        source=p["catalog"],
+        source_namespace=p["catalog_namespace"],
+    )
+    result["changed"] = False
+    return result

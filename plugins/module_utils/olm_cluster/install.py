@@ -20,7 +20,7 @@ import time
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import FIELD_MANAGER, apply, detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
@@ -28,10 +28,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch impo
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import FIELD_MANAGER, apply
 
-APISERVICE_KIND = "APIService"
-APISERVICE_API_VERSION = "apiregistration.k8s.io/v1"
 DOWNLOAD_TIMEOUT = 60
 
 
@@ -94,14 +91,6 @@ def read_manifests(params, opener=open_url):
 
 
 # ------------------------------------------------------------------------------------------------ cluster reads
-
-
-def detect_openshift(client, resource=None):
-    """``openshift_evidence`` of the cluster's ``v1.project.openshift.io`` / ``v1.route.openshift.io`` APIServices."""
-    if resource is None:
-        resource = find_resource(client, APISERVICE_KIND, APISERVICE_API_VERSION)
-    found = [get_object(client, resource, name) for name in mf.OPENSHIFT_APISERVICES]
-    return mf.openshift_evidence([svc for svc in found if svc])
 
 
 def _same_name_elsewhere(client, resource, refs):
@@ -218,7 +207,7 @@ def _group(api_version):
     return api_version.split("/", 1)[0] if "/" in api_version else ""
 
 
-def install(module, opener=open_url):
+def execute(module, opener=open_url):
     """Entry point of the olm_install module (see the module documentation for the result)."""
     p = module.params
     client = module.client

@@ -17,7 +17,8 @@ import re
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import cluster as k8s_cluster
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
     create_object,
@@ -70,25 +71,10 @@ class OperatorError(KubeforgeError):
     """OLM reported a failure (or refused a step) while installing, upgrading or removing an operator."""
 
 
-class Cluster:
-    """The resources one install touches, looked up once (discovery is cached by kubernetes.core)."""
+class Cluster(k8s_cluster.Cluster):
+    """The cluster facade, with OLM v0's API version for kinds named without one."""
 
-    def __init__(self, client):
-        self.client = client
-        self._resources = {}
-
-    def resource(self, kind, api_version=V1ALPHA1):
-        key = (kind, api_version)
-        if key not in self._resources:
-            self._resources[key] = find_resource(self.client, kind, api_version)
-        return self._resources[key]
-
-    def get(self, kind, name, namespace, api_version=V1ALPHA1):
-        return get_object(self.client, self.resource(kind, api_version), name, namespace)
-
-    def list(self, kind, namespace, api_version=V1ALPHA1, **selectors):
-        listing = to_dict(self.resource(kind, api_version).get(namespace=namespace, **selectors))
-        return listing.get("items") or []
+    default_api_version = V1ALPHA1
 
 
 # --------------------------------------------------------------------------------------------------- install
@@ -105,13 +91,6 @@ def installed_csv(cluster, sub):
     if not name or name == st.get("currentCSV"):
         return current if name else None
     return cluster.get("ClusterServiceVersion", name, metadata(sub).get("namespace"))
-
-
-def ensure_namespace(cluster, namespace, labels=None):
-    """Create the namespace (with ``labels``) when it is missing; returns True if created (or would be, in check mode)."""
-    meta = {"name": namespace, "labels": dict(labels)} if labels else {"name": namespace}
-    result = create_object(cluster.client, cluster.resource("Namespace", "v1"), {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
-    return result.changed
 
 
 def label_namespace(cluster, namespace, labels):
@@ -648,7 +627,7 @@ def _remove_operands_and_crds(cluster, csv, wait, deadline):
         if not served:
             continue
         api_version = f"{group}/{served[0]}"
-        resource = find_resource(cluster.client, kind, api_version)
+        resource = cluster.resource(kind, api_version)
         for item in to_dict(resource.get()).get("items") or []:
             meta = item.get("metadata") or {}
             delete_object(cluster.client, resource, meta.get("name"), meta.get("namespace"))
@@ -670,3 +649,15 @@ def _remove_operands_and_crds(cluster, csv, wait, deadline):
         delete_object(cluster.client, crd_resource, name_of(crd))
         removed["crds"].append(name_of(crd))
     return removed
+
+
+def execute(module):
+    """The olm_operator module's entry point (``KubeforgeModule.run``)."""
+    params = dict(module.params)
+    if not params.get("approval"):
+        params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
+    refuse_ineffective_options(params)
+    cluster = Cluster(module.client)
+    if params["state"] == "absent":
+        return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+    return install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])

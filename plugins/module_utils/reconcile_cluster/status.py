@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write a custom resource's status: read it, plan with ``reconcile.conditions``, merge-patch the status
-subresource guarded by the resourceVersion (retried on conflict), record an Event per condition transition."""
+subresource guarded by the resourceVersion (``k8s.cluster.retry_guarded``: again on conflict, and across an API
+server restart), record an Event per condition transition."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,14 +13,13 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dry_run_params, dynamic_client, find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, get_object, object_ref, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile import conditions as planner
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile.conditions import StatusError
-
-CONFLICT_RETRIES = 5
 
 
 def target(resource):
@@ -48,10 +48,12 @@ def write(client, params, check_mode):
     resource = find_resource(client, kind, api_version)
     if "status" not in (resource.subresources or {}):
         raise StatusError(f"{kind} ({api_version}) has no status subresource: its CRD must enable subresources.status")
-    for _attempt in range(CONFLICT_RETRIES):
+    ref = object_ref(name, namespace)
+
+    def attempt():
         current = get_object(client, resource, name, namespace)
         if current is None:
-            raise K8sError(f"{kind} {object_ref(name, namespace)} not found", status=404)
+            raise K8sError(f"{kind} {ref} not found", status=404)
         before = current.get("status") or {}
         after = planner.plan(before, params.get("conditions"), params.get("status"), generation, format_time(time.time()))
         patch = planner.status_patch(before, after)
@@ -67,14 +69,14 @@ def write(client, params, check_mode):
                 )
             )
         except Exception as exc:  # the dynamic client raises ApiException subclasses
-            if api_error_status(exc) == 409:
-                continue
-            message = f"Failed to patch the status of {kind} {object_ref(name, namespace)}: {api_error_message(exc)}"
+            message = f"Failed to patch the status of {kind} {ref}: {api_error_message(exc)}"
             raise K8sError(message, status=api_error_status(exc)) from exc
         after = written.get("status") or after
         events = [] if check_mode or not params.get("events", True) else _record(client, current, planner.transitions(before, after))
         return _result(True, before, after, events)
-    raise StatusError(f"the status of {kind} {object_ref(name, namespace)} kept changing under us ({CONFLICT_RETRIES} conflicts in a row)")
+
+    # a conflict (the resource changed since it was read) reads and plans again; an API server restart is waited out
+    return retry_guarded(attempt, f"the status of {kind} {ref}", error=StatusError)
 
 
 def _record(client, obj, changed):
@@ -105,3 +107,8 @@ def _result(changed, before, after, recorded):
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def execute(module):
+    """The module's entry point (``KubeforgeModule.run``)."""
+    return write(module.client, module.params, module.check_mode)

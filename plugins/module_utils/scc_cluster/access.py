@@ -16,9 +16,9 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, normalize, patch_object
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import namespace_context, recommend_scc
@@ -233,3 +233,8 @@ def _pod_security_fallback(client, params, check_mode, scc, namespace, result):
     if "diff" in outcome:
         result["diff"] = outcome["diff"]
     return result
+
+
+def execute(module):
+    """The module's entry point (``KubeforgeModule.run``)."""
+    return apply(module.client, module.params, module.check_mode)

@@ -13,10 +13,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply, detect_openshift, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, delete_object, get_object, normalize, public
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.catalog_source import FIELD_MANAGER
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.install import detect_openshift
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
 
 
@@ -52,10 +51,6 @@ def scc_resource(client):
         ) from exc
 
 
-def _diff(before, after):
-    return {"before": normalize(before) or {}, "after": normalize(after) or {}}
-
-
 def execute(module):
     """Entry point of the scc module: validate and render first (no request), then apply or delete."""
     params = module.params
@@ -75,7 +70,7 @@ def execute(module):
     if params["state"] == "present":
         custom.ensure_ours(before, name, "change")
         # Forced: the fields the spec sets are the module's; anyone else's edit of them is reverted.
-        changed, before, after = apply_object(client, resource, definition, field_manager=FIELD_MANAGER, force_conflicts=True)
+        changed, before, after = apply(client, resource, definition, force_conflicts=True)
     else:
         custom.ensure_ours(before, name, "delete")
         changed, before, after = delete_object(client, resource, name) if before is not None else (False, None, None)
@@ -83,5 +78,5 @@ def execute(module):
         result["warnings"].append(
             "the SCC API is served by a CRD, not by OpenShift: the SCC is stored, and takes effect only where an SCC admission webhook enforces SCCs"
         )
-    result.update(changed=changed, scc=public(after), diff=_diff(before, after))
+    result.update(changed=changed, scc=public(after), diff=diff_view(before, after))
     return result

@@ -71,3 +71,8 @@ def apply(client, params, check_mode):
     result.update(changed=True, labels=_psa_labels(after), violations=pods, messages=messages)
     result["diff"] = {"before": {"labels": _psa_labels(before)}, "after": {"labels": _psa_labels(after)}}
     return result
+
+
+def execute(module):
+    """The module's entry point (``KubeforgeModule.run``)."""
+    return apply(module.client, module.params, module.check_mode)

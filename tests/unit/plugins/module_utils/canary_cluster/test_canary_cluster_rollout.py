@@ -35,6 +35,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.canary import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster import condition as cluster_condition
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster import rollout as glue
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import GUARD_RETRIES
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 
 
@@ -127,10 +128,10 @@ def test_a_failed_guard_is_retried_with_a_fresh_read():
 @pytest.mark.parametrize("status", [409, 422])
 def test_a_guard_that_keeps_failing_gives_up_after_guard_retries(status):
     client = cluster()
-    client.failures["DaemonSet"] = [api_exception(status, "changed meanwhile") for _attempt in range(glue.GUARD_RETRIES)]
-    with pytest.raises(glue.CanaryError, match=f"kept changing while the rollout tried to patch it \\({glue.GUARD_RETRIES} attempts\\)"):
+    client.failures["DaemonSet"] = [api_exception(status, "changed meanwhile") for _attempt in range(GUARD_RETRIES)]
+    with pytest.raises(glue.CanaryError, match=f"DaemonSet [^ ]+/agent kept changing while we tried to write it \\({GUARD_RETRIES} attempts\\)"):
         glue.run(client, params(), False)
-    assert len(client.writes("DaemonSet")) == glue.GUARD_RETRIES
+    assert len(client.writes("DaemonSet")) == GUARD_RETRIES
     assert client.stored("DaemonSet", "agent") == daemonset()
     assert client.writes("Event") == []
 
@@ -316,7 +317,7 @@ def test_the_operator_condition_guard_is_retried_then_gives_up():
     assert len(client.writes(uc.KIND)) == 2 and upgradeable_of(client)["status"] == "False"
 
     client = cluster(conditions=[])
-    client.failures[uc.KIND] = [api_exception(422, "test failed") for _attempt in range(cluster_condition.GUARD_RETRIES)]
+    client.failures[uc.KIND] = [api_exception(422, "test failed") for _attempt in range(GUARD_RETRIES)]
     with pytest.raises(cluster_condition.OperatorConditionError, match="kept changing"):
         glue.run(client, params(operator_condition="op.v1", operator_condition_namespace="operators"), False)
     assert client.writes("DaemonSet") == []

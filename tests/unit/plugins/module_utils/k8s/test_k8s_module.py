@@ -91,19 +91,3 @@ def test_run_merges_partial_results_of_errors():
     with pytest.raises(ModuleExit) as info:
         make().run(execute)
     assert info.value.result["msg"] == "nope" and info.value.result["changed"] is False
-
-
-def test_wait_for_skips_in_check_mode_and_without_wait(monkeypatch):
-    calls = []
-    monkeypatch.setattr(kf_module, "watch_until", lambda *a: calls.append(a) or {"ok": True})
-    monkeypatch.setattr(kf_module, "get_client", lambda module: "client")
-    module = make(wait=True)
-    module._module.params.update(wait=True, wait_timeout=7)
-    assert module.wait_for("v1", "Pod", "p", "ns", bool) == (True, {"ok": True})
-    assert calls == [("client", "v1", "Pod", "p", "ns", bool, 7)]
-    module._module.check_mode = True
-    assert module.wait_for("v1", "Pod", "p", "ns", bool) == (False, None)
-    module._module.check_mode = False
-    module._module.params["wait"] = False
-    assert module.wait_for("v1", "Pod", "p", "ns", bool) == (False, None)
-    assert len(calls) == 1

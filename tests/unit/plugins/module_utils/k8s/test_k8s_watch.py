@@ -1,75 +1,79 @@
-"""watch_until: list, then watch from the list's resourceVersion, re-list on 410 Gone, monotonic deadline.
+"""watch_until: observe() with one source. List, then watch from the list's resourceVersion, re-list on 410 Gone or
+a closed stream, ride out an API server restart, monotonic deadline.
 
-The resource and the watch streams are fakes; the lead's integration tests run it against a real API server.
+The resource and its HTTP responses are fakes; the kubernetes client's own Watch decodes the streams. The lead's
+integration tests run the same code against the testbed's kube-apiserver, restarted in the middle of waits
+(tests/integration/k8s/test_waits_survive_apiserver_restart.py).
 """
+
+import json
+import threading
+import time
 
 import pytest
 from kubernetes.client.rest import ApiException
+from urllib3.exceptions import MaxRetryError, NewConnectionError
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import watch as kf_watch
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 
-
-class FakeClock:
-    def __init__(self, now=1000.0):
-        self.now = now
-
-    def __call__(self):
-        return self.now
+# The last entry of a fake stream: the server ends the stream there (without it, the stream stays open and quiet).
+CLOSE = object()
 
 
-class Tick:
-    """A pseudo-event in a fake stream: advances the fake clock instead of yielding an event."""
+class FakeResponse:
+    """A watch's HTTP response: one JSON line per event (a ``bytes`` line is sent as it is)."""
 
-    def __init__(self, seconds):
-        self.seconds = seconds
+    def __init__(self, events, closed):
+        self.events = events
+        self.closed = closed
 
+    def stream(self, amt=None, decode_content=False):
+        for entry in self.events:
+            if entry is CLOSE:
+                return
+            if isinstance(entry, bytes):
+                yield entry
+            else:
+                yield json.dumps(entry).encode() + b"\n"
+        while not self.closed.wait(0.01):
+            yield from ()
 
-class FakeWatcher:
-    def __init__(self):
-        self.stopped = False
+    def close(self):
+        pass
 
-    def stop(self):
-        self.stopped = True
+    def release_conn(self):
+        pass
 
 
 class FakeResource:
+    """LISTs answer ``listings`` in order (an exception is raised), the last one again once they run out; WATCHes
+    answer ``streams`` in order (an exception is raised, a list is streamed), then stay open and quiet."""
+
     kind = "CatalogSource"
 
-    def __init__(self, clock, listings, streams):
-        self.clock = clock
+    def __init__(self, listings, streams=()):
         self.listings = list(listings)
         self.streams = list(streams)
         self.list_calls = []
         self.watch_calls = []
-        self.closed_streams = 0
+        self.closed = threading.Event()
 
-    def get(self, **kwargs):
-        self.list_calls.append(kwargs)
-        item = self.listings.pop(0)
+    def get(self, namespace=None, watch=False, serialize=True, _preload_content=True, **params):
+        if watch:
+            self.watch_calls.append(dict(params, namespace=namespace))
+            if not self.streams:
+                return FakeResponse([], self.closed)
+            stream = self.streams.pop(0)
+            if isinstance(stream, Exception):
+                raise stream
+            return FakeResponse(stream, self.closed)
+        self.list_calls.append(dict(params, namespace=namespace))
+        item = self.listings.pop(0) if len(self.listings) > 1 else self.listings[0]
         if isinstance(item, Exception):
             raise item
         return item
-
-    def watch(self, **kwargs):
-        self.watch_calls.append(kwargs)
-        stream = self.streams.pop(0)
-        if isinstance(stream, Exception):
-            raise stream
-
-        def generate():
-            try:
-                for entry in stream:
-                    if isinstance(entry, Tick):
-                        self.clock.now += entry.seconds
-                    elif isinstance(entry, Exception):
-                        raise entry
-                    else:
-                        yield entry
-            finally:
-                self.closed_streams += 1
-
-        return generate()
 
 
 def obj(state, rv="1"):
@@ -81,202 +85,182 @@ def listing(items, rv="100"):
 
 
 def event(kind, o):
-    return {"type": kind, "raw_object": o, "object": o}
+    return {"type": kind, "object": o}
+
+
+def gone():
+    return {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"}}
 
 
 def ready(o):
     return o is not None and o["status"]["state"] == "READY"
 
 
-@pytest.fixture
-def clock():
-    return FakeClock()
+def refused():
+    return MaxRetryError(None, "/apis", reason=NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused"))
 
 
 @pytest.fixture
-def watchers():
-    return []
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(kf_observe, "RETRY_PAUSE_FIRST", 0.001)
+    monkeypatch.setattr(kf_observe, "RETRY_PAUSE_MAX", 0.004)
 
 
-def run(resource, clock, watchers, predicate=ready, timeout=60, name="cs", namespace="olm"):
-    def factory():
-        watcher = FakeWatcher()
-        watchers.append(watcher)
-        return watcher
-
-    return kf_watch.watch_until(
-        client=None,
-        api_version="operators.coreos.com/v1alpha1",
-        kind="CatalogSource",
-        name=name,
-        namespace=namespace,
-        predicate=predicate,
-        timeout=timeout,
-        resource=resource,
-        clock=clock,
-        watcher_factory=factory,
-    )
+def run(resource, predicate=ready, timeout=10, name="cs", namespace="olm", tick=None):
+    try:
+        return kf_watch.watch_until(None, "operators.coreos.com/v1alpha1", "CatalogSource", name, namespace, predicate, timeout, resource=resource, tick=tick)
+    finally:
+        resource.closed.set()
 
 
-def test_already_satisfied_needs_no_watch(clock, watchers):
-    resource = FakeResource(clock, [listing([obj("READY")])], [])
-    assert run(resource, clock, watchers) == obj("READY")
-    assert resource.list_calls == [{"namespace": "olm", "field_selector": "metadata.name=cs"}]
-    assert resource.watch_calls == []
+def test_already_satisfied_returns_the_listed_object():
+    resource = FakeResource([listing([obj("READY")])])
+    assert run(resource) == obj("READY")
+    assert resource.list_calls[0] == {"namespace": "olm", "field_selector": "metadata.name=cs"}
 
 
-def test_watches_from_list_resource_version_until_predicate_holds(clock, watchers):
-    stream = [
-        event("BOOKMARK", {"metadata": {"resourceVersion": "101"}}),
-        event("MODIFIED", obj("CONNECTING", "2")),
-        Tick(5),
-        event("MODIFIED", obj("READY", "3")),
-    ]
-    resource = FakeResource(clock, [listing([obj("IDLE")])], [stream])
-    assert run(resource, clock, watchers, timeout=30) == obj("READY", "3")
+def test_watches_from_the_list_resource_version_until_the_predicate_holds():
+    stream = [event("BOOKMARK", {"metadata": {"resourceVersion": "101"}}), event("MODIFIED", obj("CONNECTING", "2")), event("MODIFIED", obj("READY", "3"))]
+    resource = FakeResource([listing([obj("IDLE")])], [stream])
+    assert run(resource) == obj("READY", "3")
     call = resource.watch_calls[0]
-    assert call["resource_version"] == "100"
-    assert call["name"] == "cs" and call["namespace"] == "olm"
-    assert call["timeout"] == 30
+    assert call["resource_version"] == "100" and call["field_selector"] == "metadata.name=cs" and call["namespace"] == "olm"
     assert len(resource.list_calls) == 1
-    assert watchers and all(w.stopped for w in watchers)
-    assert resource.closed_streams == 1  # the stream was abandoned mid-way and closed
 
 
-def test_object_appearing_later(clock, watchers):
-    stream = [event("ADDED", obj("READY"))]
-    resource = FakeResource(clock, [listing([])], [stream])
-    assert run(resource, clock, watchers) == obj("READY")
+def test_object_appearing_later():
+    resource = FakeResource([listing([])], [[event("ADDED", obj("READY"))]])
+    assert run(resource) == obj("READY")
 
 
-def test_wait_for_absence_sees_deleted_as_none(clock, watchers):
-    stream = [event("MODIFIED", obj("READY")), event("DELETED", obj("READY"))]
-    resource = FakeResource(clock, [listing([obj("READY")])], [stream])
-    assert run(resource, clock, watchers, predicate=kf_watch.absent) is None
+def test_wait_for_absence_sees_deleted_as_none():
+    resource = FakeResource([listing([obj("READY")])], [[event("MODIFIED", obj("READY")), event("DELETED", obj("READY"))]])
+    assert run(resource, predicate=kf_watch.absent) is None
 
 
-def test_gone_error_event_relists(clock, watchers):
-    gone = {"type": "ERROR", "raw_object": {"kind": "Status", "code": 410, "message": "too old resource version"}}
-    resource = FakeResource(clock, [listing([obj("IDLE")], "100"), listing([obj("READY")], "200")], [[gone]])
-    assert run(resource, clock, watchers) == obj("READY")
+def test_gone_error_event_relists_and_watches_from_the_new_version():
+    resource = FakeResource([listing([obj("IDLE")], "100"), listing([obj("IDLE")], "200")], [[gone()], [event("MODIFIED", obj("READY"))]])
+    assert run(resource) == obj("READY")
+    assert [c["resource_version"] for c in resource.watch_calls] == ["100", "200"]
+
+
+def test_gone_api_exception_relists():
+    resource = FakeResource([listing([obj("IDLE")], "100"), listing([obj("READY")], "250")], [ApiException(status=410, reason="Gone")])
+    assert run(resource) == obj("READY")
     assert len(resource.list_calls) == 2
-    assert len(resource.watch_calls) == 1
 
 
-def test_gone_api_exception_relists_and_watches_from_new_version(clock, watchers):
-    resource = FakeResource(
-        clock,
-        [listing([obj("IDLE")], "100"), listing([obj("IDLE")], "250")],
-        [ApiException(status=410, reason="Gone"), [event("MODIFIED", obj("READY"))]],
-    )
-    assert run(resource, clock, watchers) == obj("READY")
-    assert [c["resource_version"] for c in resource.watch_calls] == ["100", "250"]
+def test_stream_closed_by_the_server_relists():
+    resource = FakeResource([listing([obj("IDLE")]), listing([obj("IDLE")]), listing([obj("READY")])], [[CLOSE], [event("MODIFIED", obj("IDLE")), CLOSE]])
+    assert run(resource) == obj("READY")
+    assert len(resource.list_calls) == 3
 
 
-def test_stream_closed_by_server_relists(clock, watchers):
-    resource = FakeResource(
-        clock,
-        [listing([obj("IDLE")]), listing([obj("IDLE")]), listing([obj("READY")])],
-        [[Tick(10)], [Tick(10), event("MODIFIED", obj("IDLE"))]],
-    )
-    assert run(resource, clock, watchers, timeout=60) == obj("READY")
-    # the second watch only gets the time that is left
-    assert [c["timeout"] for c in resource.watch_calls] == [60, 50]
-
-
-def test_timeout_carries_last_seen_object(clock, watchers):
-    stream = [event("MODIFIED", obj("CONNECTING", "7")), Tick(61), event("MODIFIED", obj("TRANSIENT_FAILURE", "8"))]
-    resource = FakeResource(clock, [listing([obj("IDLE")])], [stream])
+def test_timeout_carries_the_last_seen_object():
+    resource = FakeResource([listing([obj("IDLE")])], [[event("MODIFIED", obj("CONNECTING", "7")), event("MODIFIED", obj("TRANSIENT_FAILURE", "8"))]])
+    started = time.monotonic()
     with pytest.raises(ResourceTimeoutError) as info:
-        run(resource, clock, watchers, timeout=60)
+        run(resource, timeout=0.3)
     err = info.value
     assert err.last_object == obj("TRANSIENT_FAILURE", "8")
     assert err.result["result"] == obj("TRANSIENT_FAILURE", "8")
-    assert err.duration == pytest.approx(61)
-    assert "Timed out after 60s waiting for CatalogSource olm/cs" in str(err)
-    assert all(w.stopped for w in watchers)
+    assert 0.3 <= err.duration < 5 and time.monotonic() - started < 5
+    assert "Timed out after 0.3s waiting for CatalogSource olm/cs" in str(err)
 
 
-def test_timeout_when_object_never_exists(clock, watchers):
-    resource = FakeResource(clock, [listing([]), listing([])], [[Tick(30)], [Tick(30)]])
+def test_timeout_when_the_object_never_exists():
     with pytest.raises(ResourceTimeoutError) as info:
-        run(resource, clock, watchers, timeout=60)
+        run(FakeResource([listing([])]), timeout=0.2)
     assert info.value.last_object is None
 
 
-def test_zero_timeout_checks_once(clock, watchers):
-    resource = FakeResource(clock, [listing([obj("IDLE")])], [])
-    with pytest.raises(ResourceTimeoutError):
-        run(resource, clock, watchers, timeout=0)
-    assert resource.watch_calls == []
+@pytest.mark.parametrize(("state", "ends"), [("READY", "returns"), ("IDLE", "times out")])
+def test_zero_timeout_checks_once(state, ends):
+    resource = FakeResource([listing([obj(state)])])
+    if ends == "returns":
+        assert run(resource, timeout=0) == obj(state)
+    else:
+        with pytest.raises(ResourceTimeoutError) as info:
+            run(resource, timeout=0)
+        assert info.value.last_object == obj(state)
+    assert len(resource.list_calls) == 1
 
 
-def test_other_api_errors_are_kubeforge_errors(clock, watchers):
-    resource = FakeResource(clock, [listing([obj("IDLE")])], [ApiException(status=403, reason="Forbidden")])
+def test_a_watch_refused_for_real_fails_with_its_status():
+    resource = FakeResource([listing([obj("IDLE")])], [ApiException(status=403, reason="Forbidden")])
     with pytest.raises(K8sError) as info:
-        run(resource, clock, watchers)
+        run(resource)
     assert info.value.status == 403
     assert not isinstance(info.value, ResourceTimeoutError)
 
 
-def test_list_errors_are_kubeforge_errors(clock, watchers):
-    resource = FakeResource(clock, [ApiException(status=500, reason="boom")], [])
-    with pytest.raises(K8sError, match="Failed to list CatalogSource cs"):
-        run(resource, clock, watchers)
+def test_an_error_event_other_than_gone_fails():
+    bad = {"type": "ERROR", "object": {"kind": "Status", "code": 403, "reason": "Forbidden", "message": "no watch for you"}}
+    resource = FakeResource([listing([obj("IDLE")])], [[bad]])
+    with pytest.raises(K8sError, match="no watch for you") as info:
+        run(resource)
+    assert info.value.status == 403
 
 
-def test_error_event_other_than_gone_fails(clock, watchers):
-    bad = {"type": "ERROR", "raw_object": {"kind": "Status", "code": 500, "message": "internal"}}
-    resource = FakeResource(clock, [listing([obj("IDLE")])], [[bad]])
-    with pytest.raises(K8sError, match="internal") as info:
-        run(resource, clock, watchers)
-    assert info.value.status == 500
+@pytest.mark.parametrize("failure", [refused(), ApiException(status=503, reason="Service Unavailable"), ApiException(status=429, reason="Too Many")])
+def test_an_api_server_restart_is_ridden_out(fast_retries, failure):
+    """LISTs refused or answered 5xx/429 (kube-apiserver restarting) are repeated; the wait goes on."""
+    resource = FakeResource([failure, failure, failure, listing([obj("IDLE")], "300"), listing([obj("READY")])], [refused(), [CLOSE]])
+    assert run(resource) == obj("READY")
+    assert len(resource.list_calls) >= 5  # the fifth sees READY (a sixth may follow the stream's end meanwhile)
 
 
-def test_cluster_scoped_objects_have_no_namespace(clock, watchers):
-    resource = FakeResource(clock, [listing([obj("READY")])], [])
-    run(resource, clock, watchers, namespace=None)
+def test_an_api_server_that_stays_away_fails_the_wait(fast_retries, monkeypatch):
+    monkeypatch.setattr(kf_observe, "TRANSIENT_SECONDS", 0.2)
+    with pytest.raises(K8sError, match="Connection refused"):
+        run(FakeResource([refused()]), timeout=30)
+
+
+def test_cluster_scoped_objects_have_no_namespace():
+    resource = FakeResource([listing([obj("READY")])])
+    run(resource, namespace=None)
     assert resource.list_calls[0]["namespace"] is None
 
 
-def test_resource_found_through_discovery_when_not_given(monkeypatch, clock, watchers):
-    resource = FakeResource(clock, [listing([obj("READY")])], [])
+def test_resource_found_through_discovery_when_not_given(monkeypatch):
+    resource = FakeResource([listing([obj("READY")])])
     seen = []
 
     def fake_find(client, kind, api_version):
         seen.append((client, kind, api_version))
         return resource
 
-    monkeypatch.setattr(kf_watch, "find_resource", fake_find)
-    result = kf_watch.watch_until("client", "operators.coreos.com/v1alpha1", "CatalogSource", "cs", "olm", ready, 5, clock=clock)
+    monkeypatch.setattr(kf_observe, "find_resource", fake_find)
+    try:
+        result = kf_watch.watch_until("client", "operators.coreos.com/v1alpha1", "CatalogSource", "cs", "olm", ready, 5)
+    finally:
+        resource.closed.set()
     assert result == obj("READY")
     assert seen == [("client", "CatalogSource", "operators.coreos.com/v1alpha1")]
 
 
-@pytest.mark.parametrize(
-    "raw,expected",
-    [
-        ({"type": "ADDED", "raw_object": {"a": 1}}, {"a": 1}),
-        ({"type": "MODIFIED", "raw_object": {"a": 2}}, {"a": 2}),
-        ({"type": "DELETED", "raw_object": {"a": 3}}, None),
-        ({"type": "BOOKMARK", "raw_object": {"metadata": {}}}, kf_watch._SKIP),
-        ({"type": "ERROR", "raw_object": {"code": 410}}, kf_watch._GONE),
-    ],
-)
-def test_apply_event(raw, expected):
-    assert kf_watch._apply_event(raw) == expected
+def test_a_tick_asks_the_predicate_again_without_a_change():
+    """A verdict that depends on time: nothing changes in the object, the predicate is asked again every tick."""
+    asked = []
+
+    def late(o):
+        asked.append(time.monotonic())
+        return len(asked) >= 3
+
+    assert run(FakeResource([listing([obj("IDLE")])]), predicate=late, tick=0.05) == obj("IDLE")
+    assert len(asked) == 3 and asked[-1] - asked[0] >= 0.09
 
 
-def test_undecodable_stream_relists(clock, watchers):
-    """A stream the client cannot decode (TypeError inside the kubernetes client) is followed by a fresh list."""
-    resource = FakeResource(clock, [listing([obj("IDLE")], "100"), listing([], "300")], [[TypeError("'NoneType' object is not subscriptable")]])
-    assert run(resource, clock, watchers, predicate=lambda o: o is None) is None
+def test_undecodable_stream_relists():
+    """A stream the client cannot decode is followed by a fresh list."""
+    resource = FakeResource([listing([obj("IDLE")], "100"), listing([], "300")], [[b"{not json\n", CLOSE]])
+    assert run(resource, predicate=kf_watch.absent) is None
     assert len(resource.list_calls) == 2
 
 
-def test_undecodable_streams_in_a_row_fail(clock, watchers):
-    streams = [[TypeError("bad stream")] for attempt in range(kf_watch.MALFORMED_STREAMS + 1)]
-    resource = FakeResource(clock, [listing([obj("IDLE")]) for stream in streams], streams)
-    with pytest.raises(K8sError, match="bad stream"):
-        run(resource, clock, watchers, timeout=600)
-    assert len(resource.watch_calls) == kf_watch.MALFORMED_STREAMS + 1
+def test_undecodable_streams_in_a_row_fail():
+    streams = [[b"{not json\n"] for attempt in range(kf_observe.MALFORMED_STREAMS + 1)]
+    resource = FakeResource([listing([obj("IDLE")])], streams)
+    with pytest.raises(K8sError, match="undecodable event in the watch of CatalogSource"):
+        run(resource, timeout=30)
+    assert len(resource.watch_calls) == kf_observe.MALFORMED_STREAMS + 1

@@ -27,11 +27,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def _reply(self, body):
+        # recorded before the answer: the client asserts as soon as it has read it
+        self.server.connection_headers.append(self.headers.get("Connection"))
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.server.connection_headers.append(self.headers.get("Connection"))
         if self.path == "/then-hang-up":
             self.close_connection = True  # closes without saying so: the client's idle connection goes stale
 

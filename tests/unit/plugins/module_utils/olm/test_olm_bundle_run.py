@@ -17,10 +17,10 @@ from bundle_run_testlib import catalog_for_bundle_dirs
 from lib.fakes import FakeModule
 from testdata import DATA_DIR
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import cluster as k8s_cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import Result
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import bundle_run as glue
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source as catalog_glue
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import operator as cluster_operator
 
 BUNDLES = DATA_DIR.parent / "testbed" / "fixtures" / "kube-demo" / "bundles"
@@ -329,23 +329,23 @@ def test_a_registry_container_that_never_passes_its_readiness_probe_fails_after_
     assert got == verdict and text in message, message
 
 
-def test_the_wait_settles_between_watch_slices_a_pod_whose_status_no_longer_changes(fake, monkeypatch):
-    """A readiness probe that keeps failing changes nothing in the pod: the watch times out, the time settles it."""
-    from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
-
+def test_the_wait_asks_again_on_a_tick_for_a_pod_whose_status_no_longer_changes(fake, monkeypatch):
+    """A readiness probe that keeps failing changes nothing in the pod: the watch asks the verdict again every
+    RECHECK_SECONDS without a change, and the time settles it."""
     stuck = dict(unready_since("2026-01-01T00:00:00Z"), metadata={"name": "reg", "namespace": NS})
-    slices = []
+    ticks = []
 
-    def watch_until(client, api_version, kind, name, namespace, predicate, timeout, resource=None):
-        slices.append(timeout)
-        raise ResourceTimeoutError("timed out", last_object=stuck)
+    def watch_until(client, api_version, kind, name, namespace, predicate, timeout, resource=None, tick=None):
+        ticks.append((timeout, tick))
+        assert predicate(stuck)  # as asked on a tick: nothing changed, the clock moved
+        return stuck
 
     monkeypatch.setattr(glue, "watch_until", watch_until)
     fake.objects[("Event", "reg.1")] = {"metadata": {"name": "reg.1"}, "reason": "Unhealthy", "message": "Readiness probe failed: connection refused"}
     with pytest.raises(core.BundleRunError, match="without passing its readiness probe.*Readiness probe failed: connection refused") as err:
         glue.wait_registry_pod(glue.Cluster("client"), NS, "reg", 600)
     assert err.value.result["reason"] == "RegistryPodFailed"
-    assert slices == [glue.RECHECK_SECONDS]  # one slice, not the 600 s timeout
+    assert ticks == [(600, glue.RECHECK_SECONDS)]
 
 
 def test_pod_address():
@@ -428,7 +428,7 @@ def fake(monkeypatch):
     def apply_object(client, kind, definition, field_manager, force_conflicts=False, namespace=None):
         name = definition["metadata"]["name"]
         calls.append(("apply", kind, name, definition["spec"].get("address")))
-        assert force_conflicts is True and field_manager == catalog_glue.FIELD_MANAGER  # the catalog is the module's own
+        assert force_conflicts is True and field_manager == k8s_cluster.FIELD_MANAGER  # the catalog is the module's own
         before = objects.get((kind, name))
         after = dict(definition, metadata=dict(definition["metadata"], uid="uid-cs"))
         objects[(kind, name)] = after
@@ -442,7 +442,7 @@ def fake(monkeypatch):
         calls.append(("delete", kind, name))
         objects.pop((kind, name), None)
 
-    def watch_until(client, api_version, kind, name, namespace, predicate, timeout, resource=None):
+    def watch_until(client, api_version, kind, name, namespace, predicate, timeout, resource=None, tick=None):
         calls.append(("watch", kind, name))
         pod = dict(objects[(kind, name)], status=pod_states.get("status") or pod_status(ip="10.244.1.9")["status"])
         assert predicate(pod)
@@ -463,7 +463,7 @@ def fake(monkeypatch):
         ("install", install),
     ):
         monkeypatch.setattr(glue, name, value)
-    monkeypatch.setattr(catalog_glue, "apply_object", apply_object)  # bundle_run applies through catalog_source.apply
+    monkeypatch.setattr(k8s_cluster, "apply_object", apply_object)  # bundle_run applies through k8s.cluster.apply
     return SimpleNamespace(calls=calls, objects=objects, installs=installs, pod_states=pod_states)
 
 

@@ -201,35 +201,6 @@ def test_check_url_refuses_credentials_without_showing_them(url):
     assert "s3cret" not in str(caught.value) and "carries credentials" in str(caught.value)
 
 
-def apiservice(name, service):
-    return {
-        "apiVersion": "apiregistration.k8s.io/v1",
-        "kind": "APIService",
-        "metadata": {"name": name},
-        "spec": {"service": service, "group": name.split(".", 1)[1]},
-    }
-
-
-OPENSHIFT = [
-    ("vanilla: no such APIServices", [], None),
-    ("OpenShift", [apiservice("v1.project.openshift.io", {"namespace": "openshift-apiserver", "name": "api", "port": 443})], "openshift-apiserver/api"),
-    ("route API only", [apiservice("v1.route.openshift.io", {"namespace": "openshift-apiserver", "name": "api"})], "v1.route.openshift.io"),
-    ("CRD-backed group (local APIService)", [apiservice("v1.project.openshift.io", None)], None),
-    ("CRD-backed, both groups", [apiservice("v1.project.openshift.io", None), apiservice("v1.route.openshift.io", None)], None),
-    ("another aggregated API", [apiservice("v1.metrics.k8s.io", {"namespace": "kube-system", "name": "metrics-server"})], None),
-    ("garbage", [None, "x", {"metadata": None}], None),
-]
-
-
-@pytest.mark.parametrize("case, services, fragment", OPENSHIFT, ids=[row[0] for row in OPENSHIFT])
-def test_openshift_evidence(case, services, fragment):
-    evidence = mf.openshift_evidence(services)
-    if fragment is None:
-        assert evidence is None
-    else:
-        assert fragment in evidence
-
-
 def crd(name, manager=None):
     out = {"metadata": {"name": name}}
     if manager:

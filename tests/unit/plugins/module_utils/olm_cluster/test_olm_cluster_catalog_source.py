@@ -15,6 +15,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
 from lib.fakes import FakeModule
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import cluster as k8s_cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import catalog_source as glue
@@ -107,7 +108,7 @@ CASES = [
 
 @pytest.mark.parametrize("case, definition, before, after, expected", CASES, ids=[row[0] for row in CASES])
 def test_applied_change(case, definition, before, after, expected):
-    assert objects.applied_change(copy.deepcopy(definition), before, after, glue.FIELD_MANAGER) is expected
+    assert objects.applied_change(copy.deepcopy(definition), before, after, k8s_cluster.FIELD_MANAGER) is expected
 
 
 def test_public_drops_managed_fields_only():
@@ -181,7 +182,7 @@ def test_force_conflicts_is_off_by_default():
     assert result["changed"] is True
     [params] = resource.applies
     assert params["force_conflicts"] is False
-    assert params["server_side"] is True and params["field_manager"] == glue.FIELD_MANAGER
+    assert params["server_side"] is True and params["field_manager"] == k8s_cluster.FIELD_MANAGER
 
 
 def test_force_conflicts_true_reaches_the_request():
@@ -194,10 +195,10 @@ def test_force_conflicts_true_reaches_the_request():
 def test_apply_helper_passes_force_conflicts(force):
     resource = ApplyRecorder()
     client = K8SClient(configuration=None, client=None, dry_run=False)
-    changed, before, after = glue.apply(client, resource, copy.deepcopy(DEFINITION), force_conflicts=force)
+    changed, before, after = k8s_cluster.apply(client, resource, copy.deepcopy(DEFINITION), force_conflicts=force)
     assert (changed, before, after["spec"]) == (True, None, DEFINITION["spec"])
     assert resource.applies[0]["force_conflicts"] is force
-    glue.apply(client, resource, copy.deepcopy(DEFINITION))
+    k8s_cluster.apply(client, resource, copy.deepcopy(DEFINITION))
     assert resource.applies[1]["force_conflicts"] is False  # the helper's default
 
 

@@ -10,7 +10,6 @@ import io
 import urllib.error
 
 import pytest
-from lib.fakes import DiscoveredResource, FakeDynamicClient
 from testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
@@ -115,23 +114,3 @@ def test_refused_before_any_download(kwargs, fragment):
     with pytest.raises(ManifestError, match=fragment):
         install.read_manifests(params(**kwargs), opener)
     assert opener.calls == []
-
-
-APISERVICES = DiscoveredResource(install.APISERVICE_KIND, install.APISERVICE_API_VERSION)
-
-
-def apiservice(name, service):
-    return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name}, "spec": {"service": service}}
-
-
-def cluster_with(*apiservices):
-    return FakeDynamicClient({"APIService": list(apiservices)})
-
-
-def test_detect_openshift():
-    openshift = cluster_with(apiservice("v1.route.openshift.io", {"namespace": "openshift-apiserver", "name": "api"}))
-    assert "openshift-apiserver/api" in install.detect_openshift(openshift, resource=APISERVICES)
-    assert [name for _kind, _verb, name, _field_selector in openshift.requests] == list(mf.OPENSHIFT_APISERVICES)
-    crds_only = cluster_with(apiservice("v1.project.openshift.io", None))
-    assert install.detect_openshift(crds_only, resource=APISERVICES) is None
-    assert install.detect_openshift(cluster_with(), resource=APISERVICES) is None
