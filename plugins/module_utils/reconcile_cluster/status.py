@@ -45,12 +45,13 @@ def write(client, params, check_mode):
     api_version, kind, name, namespace, generation = target(params["resource"])
     if params.get("observed_generation") is not None:
         generation = params["observed_generation"]
-    resource = find_resource(client, kind, api_version)
-    if "status" not in (resource.subresources or {}):
-        raise StatusError(f"{kind} ({api_version}) has no status subresource: its CRD must enable subresources.status")
     ref = object_ref(name, namespace)
 
     def attempt():
+        # discovery too is retried: a reconcile may start while the API server restarts
+        resource = find_resource(client, kind, api_version)
+        if "status" not in (resource.subresources or {}):
+            raise StatusError(f"{kind} ({api_version}) has no status subresource: its CRD must enable subresources.status")
         current = get_object(client, resource, name, namespace)
         if current is None:
             raise K8sError(f"{kind} {ref} not found", status=404)

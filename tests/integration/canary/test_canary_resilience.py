@@ -1,147 +1,19 @@
-"""daemonset_canary under stress on the testbed's real control plane and 20 KWOK nodes: kube-apiserver restarted in
-the middle of a rollout, and the rollout's disruption sampled through a watch (never more than one node without an
-available pod during the canary phase, never more than ceil(batch x N) after)."""
+"""daemonset_canary under stress on the testbed's real control plane and 20 KWOK nodes: the rollout's disruption
+sampled through a watch (never more than one node without an available pod during the canary phase, never more than
+ceil(batch x N) after). kube-apiserver restarted in the middle of rollouts: tests/integration/k8s/test_apiserver_restart.py."""
 
-import functools
 import json
 import math
 import threading
-import time
 from collections import namedtuple
 
 import pytest
 from kubernetes import client, watch
-from lib.polling import poll_until
-from lib.runners import start_module_subprocess
-from test_daemonset_canary import NODES, PREFIX, V2, canary_annotations, daemonset, pods_by_image, wait_settled
-from testbed.cluster import ADDON_CLIENTS, CONTROL_PLANE_CLIENTS
+from lib.canary_objects import NODES, PREFIX, V2, assert_rolled_out, create_daemonset
 
 pytestmark = pytest.mark.testbed
 
 PHASE = PREFIX + "phase"
-# Seconds kube-apiserver stays down (killed, then started again; starting takes a few seconds more): longer than
-# the few quick retries the module's watches had before k8s.observe.TRANSIENT_SECONDS.
-DOWNTIME = 20
-# daemonset_canary re-decides this often without events (canary_cluster.rollout.RECHECK_SECONDS).
-RECHECK_SECONDS = 2
-
-
-def create(api, namespace, name, max_unavailable=3, min_ready_seconds=0):
-    body = daemonset(name, max_unavailable)
-    body["spec"]["minReadySeconds"] = min_ready_seconds
-    apps = client.AppsV1Api(api)
-    apps.create_namespaced_daemon_set(namespace, body)
-    return wait_settled(apps, namespace, name)
-
-
-def assert_rolled_out(api, namespace, name, max_unavailable):
-    """Every node runs the new image, the original strategy is back and no canary annotation is left."""
-    ds = wait_settled(client.AppsV1Api(api), namespace, name)
-    images = pods_by_image(api, namespace, name)
-    assert set(images) == {V2} and len(images[V2]) == ds.status.desired_number_scheduled, images
-    assert ds.spec.update_strategy.type == "RollingUpdate"
-    assert ds.spec.update_strategy.rolling_update.max_unavailable == max_unavailable
-    assert not canary_annotations(ds), ds.metadata.annotations
-    return ds
-
-
-# ------------------------------------------------------------------------------------------ API server restart
-
-
-def new_pod_ready(api, namespace, name):
-    """A pod of the new image is Ready (not yet available while minReadySeconds run)."""
-    for pod in client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"app={name}").items:
-        ready = any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
-        if ready and pod.spec.containers[0].image == V2 and pod.metadata.deletion_timestamp is None:
-            return True
-    return False
-
-
-# Two rollouts, each waited on in its own phase when the API server goes: (name, phase, minReadySeconds, batch).
-# minReadySeconds makes the phases last a few seconds, so the restart lands where it should.
-RESTARTED_ROLLOUTS = (("fast-agent", "fast", 4, "3"), ("canary-agent", "canary", 5, "10"))
-
-
-# Exclusive: the API server is down for 20 s and kcm and the scheduler restart, under every other client.
-@pytest.mark.exclusive
-def test_apiserver_restart_mid_rollouts_completes(testbed, kubeconfig, namespace, api, tmp_path):
-    """kube-apiserver is killed while one module waits in the fast phase and another in the canary phase, and
-    started again DOWNTIME seconds later (same flags, same etcd): the modules' watches break and their requests fail
-    meanwhile, and both rollouts still complete. One restart for both phases (a restart costs the whole testbed
-    half a minute).
-
-    canary: the restart starts once the canary pod is Ready, so the module decides to widen (minReadySeconds later,
-    on its recheck tick) while the API server is down: that patch fails and must be made again afterwards.
-    fast: the fast phase has begun (20 nodes, one per batch), so the controller is replacing pods when it goes.
-    """
-    apps = client.AppsV1Api(api)
-    procs = {}
-
-    def in_phase(name, phase, proc):
-        def check(ds):
-            current = (ds.metadata.annotations or {}).get(PHASE)
-            if current == phase and (phase != "canary" or new_pod_ready(api, namespace, name)):
-                return True
-            assert proc.poll() is None, f"the module ended before phase {phase}: {proc.communicate()}"
-            return False
-
-        return check
-
-    for name, _phase, min_ready_seconds, _batch in RESTARTED_ROLLOUTS:
-        create(api, namespace, name, max_unavailable=3, min_ready_seconds=min_ready_seconds)
-    try:
-        # The fast rollout first (three nodes at a time, it stays in its phase for about half a minute), then the canary one into
-        # its short phase: the restart comes a few seconds after the fast phase began.
-        for name, phase, _min_ready, batch in RESTARTED_ROLLOUTS:
-            args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": name, "images": {"agent": V2}, "batch": batch, "wait_timeout": 600}
-            procs[name] = start_module_subprocess(tmp_path, "daemonset_canary", args)  # its JSON result on stdout
-            read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
-            poll_until(read, 60, 0.05, f"{name} to reach phase {phase}", until=in_phase(name, phase, procs[name]), show=lambda ds: ds.metadata.annotations)
-        for name, phase, _min_ready, _batch in RESTARTED_ROLLOUTS:
-            ds = apps.read_namespaced_daemon_set(name, namespace)
-            assert (ds.metadata.annotations or {}).get(PHASE) == phase, (name, ds.metadata.annotations)
-            status = ds.status
-            assert (status.updated_number_scheduled or 0) < status.desired_number_scheduled or (status.observed_generation or 0) < ds.metadata.generation, (
-                status
-            )
-        started, killed = time.monotonic(), time.time()
-        testbed.restart("kube-apiserver", grace=0, downtime=DOWNTIME)
-        outage = time.monotonic() - started
-        # The testbed's controllers may have backed off for minutes after 403s from the new API server (see
-        # testbed.cluster.API_CLIENTS): restart them. The modules, which got no such answer, are left as they are.
-        testbed.restart_api_clients(CONTROL_PLANE_CLIENTS)
-        outputs = {}
-        for name, proc in procs.items():
-            assert proc.poll() is None, f"the module of {name} ended during the restart: {proc.communicate()}"
-        for name, proc in procs.items():
-            outputs[name] = proc.communicate(timeout=900)
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        testbed.restart_api_clients(ADDON_CLIENTS)  # for the tests after this one
-
-    for name, phase, min_ready_seconds, _batch in RESTARTED_ROLLOUTS:
-        out, err = outputs[name]
-        try:
-            result = json.loads(out)
-        except ValueError:
-            raise AssertionError(f"the module of {name} printed no JSON (exit {procs[name].returncode}):\n{out}\n{err}") from None
-        assert not result.get("failed"), result
-        assert result["changed"] is True and result["phase"] == "done", result
-        assert [e["reason"] for e in result["events"]] == ["CanaryStarted", "CanaryPassed", "CanaryCompleted"], result["events"]
-        assert not result.get("warnings"), result["warnings"]  # every Event was written, if need be after the restart
-        assert result["duration"] > outage
-        ds = assert_rolled_out(api, namespace, name, 3)
-        assert ds.spec.min_ready_seconds == min_ready_seconds
-        if phase == "canary":
-            # The widening was due (minReadySeconds and at most one recheck tick after the canary got Ready) while the
-            # server was down, and was carried out by the new one (started DOWNTIME seconds after the kill).
-            assert DOWNTIME > min_ready_seconds + RECHECK_SECONDS
-            events = client.CoreV1Api(api).list_namespaced_event(namespace, field_selector=f"involvedObject.name={name},reason=CanaryPassed").items
-            assert len(events) == 1 and events[0].first_timestamp.timestamp() >= int(killed + DOWNTIME) - 1, (killed, events)
-
 
 # ------------------------------------------------------------------------------------- disruption via a watch
 
@@ -273,7 +145,7 @@ def check_disruption(samples, canary_limit, fast_limit, total, canary_nodes=None
 
 def test_disruption_sampled_rolling_update(run_module, kubeconfig, namespace, api):
     name = "sampled-agent"
-    ds = create(api, namespace, name, max_unavailable=4)
+    ds = create_daemonset(api, namespace, name, max_unavailable=4)
     nodes = nodes_of(api, namespace, name)
     total = ds.status.desired_number_scheduled
     assert len(nodes) == total >= NODES
@@ -290,7 +162,7 @@ def test_disruption_sampled_rolling_update(run_module, kubeconfig, namespace, ap
 
 def test_disruption_sampled_node_selective(run_module, kubeconfig, namespace, api):
     name = "sampled-selective"
-    ds = create(api, namespace, name, max_unavailable=4)
+    ds = create_daemonset(api, namespace, name, max_unavailable=4)
     nodes = nodes_of(api, namespace, name)
     total = ds.status.desired_number_scheduled
     assert len(nodes) == total >= NODES

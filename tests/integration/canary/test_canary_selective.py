@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 from kubernetes import client
+from lib.canary_objects import CRASHLOOP, NODES, PREFIX, V1, V2, canary_annotations, create_daemonset, daemonset, pods_by_image, wait_settled
 from lib.polling import poll_until
-from test_daemonset_canary import CRASHLOOP, NODES, PREFIX, V1, V2, canary_annotations, create_daemonset, daemonset, pods_by_image, wait_settled
 
 pytestmark = pytest.mark.testbed
 

@@ -2,7 +2,6 @@
 idempotence, check mode, a crash-looping canary halted on one node, rollback, one step per run (wait=false),
 resuming after the module process was killed mid-rollout, and options changed mid-rollout."""
 
-import functools
 import os
 import signal
 import subprocess
@@ -10,68 +9,11 @@ import time
 
 import pytest
 from kubernetes import client
+from lib.canary_objects import CRASHLOOP, NODES, PREFIX, V1, V2, canary_annotations, create_daemonset, pods_by_image, wait_settled
 from lib.polling import poll_until
 from lib.runners import start_module_subprocess
 
 pytestmark = pytest.mark.testbed
-
-NODES = 20
-V1 = "example.invalid/kubeforge/agent:v1"
-V2 = "example.invalid/kubeforge/agent:v2"
-CRASHLOOP = "example.invalid/kubeforge/crashloop:v1"
-PREFIX = "operators.kubeforge.io/canary-"
-
-
-def daemonset(name, max_unavailable=3):
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"nodeSelector": {"type": "kwok"}, "containers": [{"name": "agent", "image": V1}]},
-            },
-        },
-    }
-
-
-def wait_settled(apps, namespace, name, timeout=60):
-    """Wait until the controller observed the DaemonSet and every scheduled node runs an available updated pod."""
-
-    def settled(ds):
-        st = ds.status
-        return (
-            (st.observed_generation or 0) >= ds.metadata.generation
-            and (st.desired_number_scheduled or 0) >= NODES
-            and st.updated_number_scheduled == st.desired_number_scheduled == st.number_available
-        )
-
-    read = functools.partial(apps.read_namespaced_daemon_set, name, namespace)
-    return poll_until(read, timeout, 0.5, f"DaemonSet {name} to settle", until=settled, show=lambda ds: ds.status)
-
-
-def create_daemonset(api, namespace, name, max_unavailable=3):
-    apps = client.AppsV1Api(api)
-    apps.create_namespaced_daemon_set(namespace, daemonset(name, max_unavailable))
-    return wait_settled(apps, namespace, name)
-
-
-def pods_by_image(api, namespace, name):
-    pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"app={name}").items
-    result = {}
-    for pod in pods:
-        if pod.metadata.deletion_timestamp is None:
-            result.setdefault(pod.spec.containers[0].image, set()).add(pod.spec.node_name)
-    return result
-
-
-def canary_annotations(ds):
-    return {k: v for k, v in (ds.metadata.annotations or {}).items() if k.startswith(PREFIX)}
-
 
 def step_until(run_module, args, phase, runs):
     """Run the module (one step per run, wait=false) until it reports ``phase``, at most ``runs`` times; the phases
