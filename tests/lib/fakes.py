@@ -251,8 +251,11 @@ class FakeDynamicClient:
 
     def create(self, resource, body, namespace=None):
         self._check_namespace(resource.kind, namespace)
-        self.requests.append((resource.kind, "CREATE", body["metadata"].get("name") or body["metadata"].get("generateName"), None))
+        name = body["metadata"].get("name")
+        self.requests.append((resource.kind, "CREATE", name or body["metadata"].get("generateName"), None))
         self._fail(resource.kind)
+        if name and any(o["metadata"].get("name") == name and self._in(o, namespace) for o in self.objects.get(resource.kind, [])):
+            raise api_exception(409, f'{resource.kind.lower()}s "{name}" already exists')
         if not self.dry_run:
             self.objects.setdefault(resource.kind, []).append(copy.deepcopy(body))
         return copy.deepcopy(body)

@@ -150,7 +150,7 @@ Observed.__new__.__defaults__ = (None, None, None)
 
 Event = namedtuple("Event", ["type", "reason", "message"])
 
-# patch: a JSON patch (RFC 6902) whose first operation tests metadata.resourceVersion: the caller sends it as
+# patch: a JSON patch (RFC 6902) whose first operation tests metadata.generation: the caller sends it as
 # application/json-patch+json and, when the test fails, observes again and asks next_step again.
 # pods: pod names to delete; event: the Event to record on the DaemonSet once the action is carried out;
 # phase: the phase the DaemonSet is in after the action.

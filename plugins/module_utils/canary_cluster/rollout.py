@@ -227,7 +227,7 @@ class Rollout:
         """True when ``exc``, an error of a request made while deciding or acting in the watch loop, comes from an API
         server that is restarting or overloaded (``k8s.observe.transient_error``) and such errors have not lasted
         ``TRANSIENT_SECONDS`` in a row: the next change decides again, from what the watches then show. That is safe:
-        patches are guarded by the resourceVersion, and deleting a pod twice is harmless."""
+        patches are guarded by the generation (and the annotations), and deleting a pod twice is harmless."""
         if not transient_error(exc):
             return False
         now = time.monotonic()

@@ -137,6 +137,9 @@ def applied_change(definition, before, after, field_manager):
     return _semantic(_project(template, before)) != _semantic(_project(template, after))
 
 
+HTTP_CONFLICT = 409
+
+
 def get_object(client, resource, name, namespace=None):
     """Return the object as a dict, or None if it does not exist."""
     try:
@@ -148,15 +151,16 @@ def get_object(client, resource, name, namespace=None):
 
 
 def create_object(client, resource, definition, namespace=None):
-    """Create ``definition`` unless an object of that name exists (then unchanged, nothing sent)."""
+    """Create ``definition`` unless an object of that name exists (then unchanged: the existing object is read and
+    returned). One request when it is created: the API server's 409 AlreadyExists, not a GET first, tells it exists."""
     name, namespace = _name_namespace(definition, namespace)
-    before = get_object(client, resource, name, namespace) if name else None
-    if before is not None:
-        return Result(False, before, before)
     try:
         after = to_dict(client.create(resource, definition, namespace=namespace))
     except Exception as exc:
-        raise _api_error("create", resource, name, exc) from exc
+        before = get_object(client, resource, name, namespace) if name and api_error_status(exc) == HTTP_CONFLICT else None
+        if before is None:  # not a conflict, or the object went meanwhile: reported as it came
+            raise _api_error("create", resource, name, exc) from exc
+        return Result(False, before, before)
     return Result(True, None, after)
 
 
@@ -183,20 +187,21 @@ def apply_object(client, resource, definition, field_manager, force_conflicts=Fa
     return Result(applied_change(definition, before, after, field_manager), before, after)
 
 
-def patch_object(client, resource, name, patch, namespace=None, patch_type="merge"):
-    """Patch an existing object; ``patch_type`` is ``merge``, ``strategic-merge`` or ``json``.
+def patch_object(client, resource, name, patch, namespace=None, patch_type="merge", before=None):
+    """Patch an existing object; ``patch_type`` is ``merge``, ``strategic-merge`` or ``json``. One request: the
+    object is not read first (``before``, when the caller has it, decides ``changed``; without it a patch counts as
+    a change).
 
     Raises ``K8sError`` (status 404) if the object does not exist.
     """
-    before = get_object(client, resource, name, namespace)
-    if before is None:
-        raise K8sError(f"{_kind(resource)} {object_ref(name, namespace)} not found", status=404)
     content_type = f"application/{patch_type}-patch+json"
     try:
         after = to_dict(client.patch(resource, patch, name=name, namespace=namespace, content_type=content_type))
+    except NotFoundError:
+        raise K8sError(f"{_kind(resource)} {object_ref(name, namespace)} not found", status=404) from None
     except Exception as exc:
         raise _api_error("patch", resource, name, exc) from exc
-    return Result(objects_differ(before, after), before, after)
+    return Result(objects_differ(before, after) if before is not None else True, before, after)
 
 
 def patch_with_warnings(client, resource, name, patch, namespace=None, dry_run=False, patch_type="merge"):

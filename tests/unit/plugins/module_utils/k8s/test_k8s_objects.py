@@ -5,7 +5,7 @@ import json
 import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
 from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import NotFoundError
+from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
@@ -37,6 +37,10 @@ class FakeResource:
         self.calls.append((verb, params))
         if self.error is not None:
             raise self.error
+        if verb == "create" and self.existing is not None:
+            raise ConflictError(ApiException(status=409, reason="Conflict"))
+        if verb == "patch" and self.existing is None:
+            raise not_found()
         return self.response
 
     def create(self, definition, **params):
@@ -92,11 +96,12 @@ def test_create_when_absent(dry_run):
     assert (params.get("dry_run") == "All") is dry_run
 
 
-def test_create_when_present_is_unchanged_and_sends_nothing(dry_run):
+def test_create_when_present_is_unchanged_and_reads_what_is_there(dry_run):
+    """No GET first: the API server's 409 AlreadyExists says the object exists, then it is read."""
     resource = FakeResource(existing=cm({"a": "0"}))
     result = objects.create_object(client(dry_run), resource, DEFINITION)
     assert result.changed is False and result.before == result.after == cm({"a": "0"})
-    assert resource.mutations() == []
+    assert [verb for verb, _params in resource.calls] == ["create", "get"]
 
 
 def test_server_side_apply(dry_run):
@@ -119,7 +124,7 @@ def test_patch(dry_run):
     resource = FakeResource(existing=cm({"a": "0"}), response=cm({"a": "1"}, rv="2"))
     result = objects.patch_object(client(dry_run), resource, "cfg", {"data": {"a": "1"}}, namespace="ns")
     assert result.changed is True
-    [(verb, params)] = resource.mutations()
+    [(verb, params)] = resource.calls  # one request: no GET first
     assert params["content_type"] == "application/merge-patch+json"
     assert params["name"] == "cfg" and params["namespace"] == "ns"
     assert (params.get("dry_run") == "All") is dry_run
