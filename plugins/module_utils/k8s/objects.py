@@ -138,6 +138,7 @@ def applied_change(definition, before, after, field_manager):
 
 
 HTTP_CONFLICT = 409
+HTTP_FORBIDDEN = 403
 
 
 def get_object(client, resource, name, namespace=None):
@@ -152,13 +153,16 @@ def get_object(client, resource, name, namespace=None):
 
 def create_object(client, resource, definition, namespace=None):
     """Create ``definition`` unless an object of that name exists (then unchanged: the existing object is read and
-    returned). One request when it is created: the API server's 409 AlreadyExists, not a GET first, tells it exists."""
+    returned). One request when it is created: the API server's 409 AlreadyExists, not a GET first, tells it exists;
+    a 403 is answered by a read too, so that a user who may read but not create an existing object is not refused."""
     name, namespace = _name_namespace(definition, namespace)
     try:
         after = to_dict(client.create(resource, definition, namespace=namespace))
     except Exception as exc:
-        before = get_object(client, resource, name, namespace) if name and api_error_status(exc) == HTTP_CONFLICT else None
-        if before is None:  # not a conflict, or the object went meanwhile: reported as it came
+        # 409: it exists. 403: this user may not create it, which matters only when it does not exist (least
+        # privilege: reading an existing namespace must not need the right to create namespaces).
+        before = get_object(client, resource, name, namespace) if name and api_error_status(exc) in (HTTP_CONFLICT, HTTP_FORBIDDEN) else None
+        if before is None:  # another error, or the object does not exist (any more): reported as it came
             raise _api_error("create", resource, name, exc) from exc
         return Result(False, before, before)
     return Result(True, None, after)

@@ -5,7 +5,7 @@ import json
 import pytest
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient
 from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
+from kubernetes.dynamic.exceptions import ConflictError, ForbiddenError, NotFoundError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import objects
@@ -101,6 +101,19 @@ def test_create_when_present_is_unchanged_and_reads_what_is_there(dry_run):
     resource = FakeResource(existing=cm({"a": "0"}))
     result = objects.create_object(client(dry_run), resource, DEFINITION)
     assert result.changed is False and result.before == result.after == cm({"a": "0"})
+    assert [verb for verb, _params in resource.calls] == ["create", "get"]
+
+
+@pytest.mark.parametrize(("existing", "outcome"), [(cm({"a": "0"}), "unchanged"), (None, "forbidden")])
+def test_create_refused_by_rbac_is_fine_when_the_object_exists(existing, outcome):
+    """Least privilege: a user who may read an existing object but not create one is not refused."""
+    resource = FakeResource(existing=existing, error=ForbiddenError(ApiException(status=403, reason="Forbidden")))
+    if outcome == "unchanged":
+        assert objects.create_object(client(False), resource, DEFINITION) == (False, existing, existing)
+    else:
+        with pytest.raises(K8sError) as info:
+            objects.create_object(client(False), resource, DEFINITION)
+        assert info.value.status == 403
     assert [verb for verb, _params in resource.calls] == ["create", "get"]
 
 
