@@ -42,8 +42,8 @@ OPS = ("validate", "render-json", "render-yaml")
 OURS_VALIDATE = """\
 import sys
 sys.path.insert(0, {collections!r})
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import model
-r = model.validate_catalog(sys.argv[1])
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import validate
+r = validate.validate_catalog(sys.argv[1])
 if not r.valid:
     sys.stderr.write((r.opm_error or "invalid") + "\\n")
     sys.exit(1)
@@ -348,7 +348,7 @@ def main(argv=None):
             "-c",
             "import sys; sys.path.insert(0, %r); from ansible_collections.kubeforge."
             "operators.plugins.module_utils.fbc.declcfg import load, write; from ansible_collections.kubeforge."
-            "operators.plugins.module_utils.fbc.model import model" % gen_catalog.COLLECTIONS,
+            "operators.plugins.module_utils.fbc.model import validate" % gen_catalog.COLLECTIONS,
         ],
         env=env,
         check=True,

@@ -141,12 +141,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mer
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR, load
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import (
-    channel_head,
-    convert_to_model,
-    to_jsonable,
-    upgrade_path,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.graph import channel_head, to_jsonable, upgrade_path
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 

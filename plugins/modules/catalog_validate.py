@@ -138,7 +138,7 @@ import re
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import catalog_version_of, community_checks
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import load_and_validate
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import load_and_validate
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import OptionError, Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 

@@ -30,7 +30,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     ReleaseConfigError,
     WriteError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import render_template
 
 OPM_COMPAT_CURRENT = "current"

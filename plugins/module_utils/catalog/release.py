@@ -46,7 +46,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     PublishError,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import check_template_rewritable
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import check_safe_name
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, make_diff

@@ -19,7 +19,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.credentials im
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_marshal_indent
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import get_ci, go_marshal_indent
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
     add_bundle,

@@ -15,7 +15,7 @@ import functools
 import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote
 
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")

@@ -41,7 +41,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import dumps_json, iter_json
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import channel_head, convert_to_model, validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.graph import channel_head
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import API_VERSION as CATALOG_SOURCE_API_VERSION
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import KIND as CATALOG_SOURCE_KIND

@@ -162,7 +162,7 @@ def contents_summary(cfg):
     deprecation) - the shape ``olm_operator_info`` reports for an OLM v0 catalog - and the messages of what the
     catalog gets wrong (a channel without one head, an entry without a bundle), which do not stop the report."""
     # The model (dataclasses) is imported on use: the other users of this file wait on catalogd, not on FBC.
-    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import convert_to_model
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
 
     problems = []
     model = convert_to_model(cfg, collect=problems)

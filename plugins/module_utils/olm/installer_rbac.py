@@ -20,7 +20,8 @@ therefore granted exactly where the CSV (or a shipped role) grants them, as upst
 - ``generated_rbac_names(csv)``: the ClusterRoles/ClusterRoleBindings (and Roles/RoleBindings outside
   AllNamespaces mode) v1.5.1 generates, with their exact names: ``<csv>-<serviceAccount>`` plus the base-36
   SHA-224 of the Go ``json.Encoder`` encoding of the permission (``DefaultUniqueNameGenerator``), cut to 63
-  characters (``ObjectNameForBaseAndSuffix``). ``go_json_string``/``encode_permission`` port that encoder.
+  characters (``ObjectNameForBaseAndSuffix``). ``go_json_string``/``encode_permission`` write that encoding with the
+  FBC engine's Go JSON encoder (``fbc.golang.json``).
 - ``check_installable(bundle)``: what v1.5.1 refuses (dependencies, owned APIServices, webhooks, its bundle
   validators, install modes without AllNamespaces, manifests of unsupported kinds), as messages.
 - ``installer_rbac(...)``: the ServiceAccount, one ClusterRole + ClusterRoleBinding and one Role + RoleBinding in
@@ -40,7 +41,7 @@ import re
 from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_marshal, go_quote
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.installmode import ALL_NAMESPACES, supported_modes
 
 CSV_KIND = "ClusterServiceVersion"
@@ -139,15 +140,6 @@ class InstallerRBACError(KubeforgeError):
 
 # --------------------------------------------------------------------------------------------- Go's json.Encoder
 
-_HEX = "0123456789abcdef"
-_SHORT_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
-
-
-def _html_safe(byte):
-    """encoding/json's htmlSafeSet: printable ASCII and DEL, except ``"``, ``\\``, ``<``, ``>`` and ``&``."""
-    return (0x20 <= byte <= 0x7F) and byte not in (0x22, 0x5C, 0x3C, 0x3E, 0x26)
-
-
 def _utf8_length(lead):
     if 0xC2 <= lead <= 0xDF:
         return 2
@@ -187,28 +179,17 @@ def _utf8(text):
     return text.encode("utf-8", "surrogatepass")
 
 
+# Python's str cannot hold invalid UTF-8 except as lone surrogates; Go sees each as 3 invalid bytes (surrogatepass)
+# and its encoder writes one \ufffd escape per invalid byte.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 def go_json_string(text):
     """``text`` as Go's ``json.Encoder`` writes a string (HTML escaping on, its default): ``<``, ``>``, ``&`` as
     ``\\u003c``..., control characters as ``\\b \\f \\n \\r \\t`` or ``\\u00XX``, U+2028/U+2029 escaped, invalid
-    UTF-8 as ``\\ufffd``, everything else verbatim (non-ASCII unescaped)."""
-    out = ['"']
-    for char, raw in _go_runes(_utf8(text)):
-        if char is None:
-            out.append("\\ufffd")
-        elif len(raw) == 1:
-            byte = raw[0]
-            if _html_safe(byte):
-                out.append(char)
-            elif byte in _SHORT_ESCAPES:
-                out.append(_SHORT_ESCAPES[byte])
-            else:
-                out.append("\\u00" + _HEX[byte >> 4] + _HEX[byte & 0xF])
-        elif char in ("\u2028", "\u2029"):
-            out.append("\\u%04x" % ord(char))
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    UTF-8 as ``\\ufffd``, everything else verbatim (non-ASCII unescaped). The FBC engine's encoder
+    (``fbc.golang.json.go_marshal``) writes it; only the invalid UTF-8 of lone surrogates is replaced here."""
+    return _SURROGATE_RE.sub(lambda m: "\\ufffd" * 3, go_marshal(text))
 
 
 def _go_string_list(values):

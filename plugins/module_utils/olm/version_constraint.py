@@ -34,7 +34,7 @@ import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver as blang
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote
 
 _UINT64_MAX = (1 << 64) - 1
 

@@ -10,7 +10,7 @@ import yaml
 from bundle_run_testlib import catalog_for_bundle_dirs
 from lib.olm_bundles import KUBE_DEMO_BUNDLES, V1DEMO_CRD, V1DEMO_CRD_FILE, V1DEMO_PACKAGE, write_v1demo_bundles
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config
 
 VERSIONS = ["0.1.0", "0.2.0", "0.3.0"]
 

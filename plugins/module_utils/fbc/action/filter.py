@@ -37,7 +37,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config
 
 PACKAGE_PROPERTY = "olm.package"
 

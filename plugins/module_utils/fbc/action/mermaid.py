@@ -19,9 +19,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
     SCHEMA_PACKAGE,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_sort_key
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import parse_properties
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.properties import parse_properties
 
 _ZERO = semver.Version()
 

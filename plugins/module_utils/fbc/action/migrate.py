@@ -17,7 +17,7 @@ import binascii
 import json
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import MigrationError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import json_kind
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_first_document
 
 MIGRATE_NONE = "none"

@@ -26,7 +26,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateParseError,
     decode_utf8,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
     SEMVER_CHANNELS,
     add_bundle,

@@ -42,7 +42,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     BundleRenderError,
     decode_utf8,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_marshal, go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_marshal, go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
     CREDENTIALS_MESSAGE,
     has_credentials,

@@ -19,7 +19,8 @@ import os
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load, write
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, WriteError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import yaml_document
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import make_temp_dir
 
 # Below this many input lines extra processes cost more than they save: fork, spools and result shipping, plus
@@ -67,7 +68,7 @@ def _encoder(output_format, escape_html=False):
     if output_format == "json":
         return lambda obj: write.json_document(obj, escape_html)
     if output_format == "yaml":
-        return lambda obj: "---\n" + write.yaml_document(obj)
+        return lambda obj: "---\n" + yaml_document(obj)
     raise WriteError("invalid output format %s" % json.dumps(output_format))
 
 

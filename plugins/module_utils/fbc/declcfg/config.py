@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_sort_key
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import get_ci, go_sort_key
 
 SCHEMA_PACKAGE = "olm.package"
 SCHEMA_CHANNEL = "olm.channel"

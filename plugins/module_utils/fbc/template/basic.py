@@ -22,8 +22,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateParseError,
     TemplateSchemaError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import fold_matches, go_jsonify, json_kind
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import fold_matches, go_jsonify, json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
     as_document,
     call_renderer,

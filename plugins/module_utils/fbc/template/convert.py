@@ -13,7 +13,7 @@ __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import TemplateParseError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import (
     get_ci,
     go_jsonify,
     go_marshal_indent,
@@ -99,10 +99,10 @@ def dump_basic_template_json(tpl):
 def dump_basic_template_yaml(tpl, yaml_dumper=None):
     """convert-template ``-o yaml``: ``---\\n`` + JSONToYAML (go-yaml v2, keys sorted) + an extra newline.
 
-    ``yaml_dumper(obj) -> str`` defaults to the core writer's go-yaml v2 emitter (``write.yaml_document``).
+    ``yaml_dumper(obj) -> str`` defaults to the core's go-yaml v2 emitter (``golang.yaml.yaml_document``).
     """
     obj = {"schema": tpl["schema"], "entries": tpl["entries"]}
     if yaml_dumper is None:
-        from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import yaml_document
+        from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import yaml_document
         yaml_dumper = yaml_document
     return "---\n" + yaml_dumper(obj) + "\n"

@@ -23,8 +23,8 @@ except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the mo
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import ReleaseConfigError, decode_utf8
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import get_ci, go_fold_name
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import get_ci, go_fold_name
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import SCHEMA_BASIC
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.semver import SCHEMA_SEMVER
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import check_safe_name

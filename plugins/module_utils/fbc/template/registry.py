@@ -18,7 +18,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateSchemaError,
     decode_utf8,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import fold_matches
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import fold_matches
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template import basic, semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import as_document
 

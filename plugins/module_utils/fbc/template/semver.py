@@ -31,8 +31,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateParseError,
     TemplateSchemaError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_fold_name, json_kind
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_quote as q
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_fold_name, json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.semver import SemverError, Version
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.semver import parse as parse_version
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import (
@@ -81,7 +81,7 @@ class SemverTemplate:
 
 def _strict_fields(obj, fields, struct):
     """Strict struct decode: returns {field: value}; unknown keys are fatal (DisallowUnknownFields). Keys match like
-    encoding/json (gosemantics.fold_matches: go_fold_name, last key wins); each is type-checked in input order. A
+    encoding/json (golang.json.fold_matches: go_fold_name, last key wins); each is type-checked in input order. A
     null resets a slice and is a no-op for the other fields; a struct matched again is updated, not replaced."""
     out = {}
     lower = {go_fold_name(f): f for f in fields}

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Helpers shared by the template modules: document decoding (via the core loader), name checks, Meta decoding and
-the bundle-renderer call. Go semantics (quoting, JSON kinds, key folding, JSON encoding) are in fbc.gosemantics."""
+the bundle-renderer call. Go semantics (quoting, JSON kinds, key folding, JSON encoding) are in fbc.golang.json."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,7 +16,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     FbcTemplateError,
     TemplateParseError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_jsonify, go_quote, json_kind
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_jsonify, go_quote, json_kind
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
     CREDENTIALS_MESSAGE,
     has_credentials,

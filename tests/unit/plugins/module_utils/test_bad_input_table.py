@@ -29,11 +29,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.ren
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import (
-    convert_to_model,
-    upgrade_path,
-    validate_config,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.graph import upgrade_path
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.convert import convert_fbc_stream
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import check_template_rewritable
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.registry import render_template

@@ -15,7 +15,7 @@ PLUGINS = Path(__file__).resolve().parents[4] / "plugins"
 BUILTIN_ERRORS = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
 # (file, exception) -> why a builtin is raised there
 ALLOWED_BUILTINS = {
-    ("module_utils/fbc/gosemantics.py", "TypeError"): "the default= hook of json.dumps must raise TypeError",
+    ("module_utils/fbc/golang/json.py", "TypeError"): "the default= hook of json.dumps must raise TypeError",
     # the OS's own error again, with a clearer strerror and its filename: callers and the runner handle OSError
     ("module_utils/files.py", "IsADirectoryError"): "re-raised OS error",
 }

@@ -17,7 +17,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg im
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, UnsafeNameError, WriteError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import validate_catalog, validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_catalog, validate_config
 
 BILLION_LAUGHS = """schema: olm.package
 a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from testdata import DATA_DIR
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.gosemantics import go_json_escape
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_json_escape
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac as ir
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.installer_rbac import InstallerRBACError
 

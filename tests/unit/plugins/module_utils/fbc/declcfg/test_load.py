@@ -12,8 +12,11 @@ import json
 import pytest
 from fbc_testlib import LOAD_FIXTURES, OPM_TESTDATA, require_data
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import documents as D
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import parallel as PL
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import yaml as GY
 
 VALID_FS = LOAD_FIXTURES / "validFS"
 INVALID_FS = LOAD_FIXTURES / "invalidFS"
@@ -21,8 +24,8 @@ INVALID_FS = LOAD_FIXTURES / "invalidFS"
 
 def test_libyaml_is_used():
     # The C loader is what makes YAML parsing fast enough; the venv's PyYAML must have it.
-    assert L.HAVE_LIBYAML
-    assert issubclass(L._FBCYAMLLoader, __import__("yaml").CSafeLoader)
+    assert GY.HAVE_LIBYAML
+    assert issubclass(GY._FBCYAMLLoader, __import__("yaml").CSafeLoader)
 
 
 def test_load_fs_valid_dir():
@@ -260,13 +263,13 @@ def test_parallel_load_reports_first_bad_file_in_walk_order(tmp_path):
 def test_default_workers_only_parallelises_big_yaml(tmp_path, monkeypatch):
     _tree(tmp_path, {"a.json": PKG % "a", "b.yaml": "schema: olm.package\nname: b\n"})
     paths = [str(tmp_path / "a.json"), str(tmp_path / "b.yaml")]
-    monkeypatch.setattr(L, "usable_cpus", lambda: 2)
-    assert L._default_workers(paths) == 1
-    monkeypatch.setattr(L, "PARALLEL_MIN_YAML_LINES", 1)
-    monkeypatch.setattr(L, "usable_cpus", lambda: 2)
-    assert L._default_workers(paths) == 2
-    monkeypatch.setattr(L, "usable_cpus", lambda: 1)
-    assert L._default_workers(paths) == 1
+    monkeypatch.setattr(PL, "usable_cpus", lambda: 2)
+    assert PL._default_workers(paths) == 1
+    monkeypatch.setattr(PL, "PARALLEL_MIN_YAML_LINES", 1)
+    monkeypatch.setattr(PL, "usable_cpus", lambda: 2)
+    assert PL._default_workers(paths) == 2
+    monkeypatch.setattr(PL, "usable_cpus", lambda: 1)
+    assert PL._default_workers(paths) == 1
     assert sorted(p["name"] for p in L.load_fs(tmp_path).packages) == ["a", "b"]
 
 
@@ -288,13 +291,13 @@ def test_pure_python_loader_fallback_behaves_the_same():
     """Without libyaml the loader class derives from yaml.SafeLoader; the conversion must be identical."""
     import yaml
 
-    pure = type("PureFBCLoader", (yaml.SafeLoader,), {"resolve": L._FBCYAMLLoader.resolve,
-                                                      "yaml_constructors": L._FBCYAMLLoader.yaml_constructors})
+    pure = type("PureFBCLoader", (yaml.SafeLoader,), {"resolve": GY._FBCYAMLLoader.resolve,
+                                                      "yaml_constructors": GY._FBCYAMLLoader.yaml_constructors})
     text = "schema: x\nts: 2026-02-09\ny: n\nnum: 0o17\nl: [1, '2', ~]\nm: {b: 1, a: [x]}\nblock: |\n  a\n  b\n"
-    assert L._load_yaml_document(text, pure) == L._load_yaml_document(text)
+    assert GY._load_yaml_document(text, pure) == GY._load_yaml_document(text)
     catalog = (LOAD_FIXTURES / "validFS" / "etcd.yaml").read_text()
-    for doc, _line in L._split_yaml_documents(catalog, "etcd.yaml"):
-        assert L._load_yaml_document(doc, pure) == L._load_yaml_document(doc)
+    for doc, _line in D._split_yaml_documents(catalog, "etcd.yaml"):
+        assert GY._load_yaml_document(doc, pure) == GY._load_yaml_document(doc)
 
 
 # Messages below were compared with `opm validate -o json` (operator-registry v1.71.0) output.

@@ -13,7 +13,8 @@ from fbc_testlib import COMMUNITY_CATALOGS, require_data
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mermaid import render_mermaid
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import convert_to_model, validate_catalog
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_catalog
 
 CATALOG_FILES = sorted(require_data(COMMUNITY_CATALOGS).glob("*/*/catalog.yaml"))
 CATALOG_DIRS = sorted(p for p in COMMUNITY_CATALOGS.iterdir() if p.is_dir())

@@ -14,11 +14,12 @@ import os
 import pytest
 from fbc_testlib import WRITE_EXPECTED, build_valid_declarative_config, require_data
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import gosemantics as G
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import UnsafeNameError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import json as G
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import yaml as GY
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_json_escaping_like_go():
 
 
 def y(value):
-    return W.yaml_document({"k": value})
+    return GY.yaml_document({"k": value})
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -179,13 +180,13 @@ def test_yaml_folding_of_long_strings():
 
 
 def test_yaml_key_order_is_go_yaml_natural_order():
-    assert W.yaml_sorted_keys(["b", "a10", "a9", "A", "_x", "a-b", "ab"]) == ["_x", "A", "a-b", "a9", "a10", "ab", "b"]
-    assert W.yaml_document({"z": 1, "a": 2}) == "a: 2\nz: 1\n"
+    assert GY.yaml_sorted_keys(["b", "a10", "a9", "A", "_x", "a-b", "ab"]) == ["_x", "A", "a-b", "a9", "a10", "ab", "b"]
+    assert GY.yaml_document({"z": 1, "a": 2}) == "a: 2\nz: 1\n"
 
 
 def test_yaml_special_keys():
-    assert W.yaml_document({"": 1, "true": 2, "a b": 3}) == '"": 1\na b: 3\n"true": 2\n'
-    assert W.yaml_document({"multi\nline": 1}) == "? |-\n  multi\n  line\n: 1\n"
+    assert GY.yaml_document({"": 1, "true": 2, "a b": 3}) == '"": 1\na b: 3\n"true": 2\n'
+    assert GY.yaml_document({"multi\nline": 1}) == "? |-\n  multi\n  line\n: 1\n"
 
 
 # Input and expected output verified with `opm render <dir> -o yaml` (operator-registry v1.71.0): go-yaml v2 typing
@@ -353,6 +354,6 @@ def test_positive_character_classes_match_the_negated_definitions():
     dq_escape = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]|[\"\\\\\x85\u2028\u2029]")
     for code in range(0x110000):
         ch = chr(code)
-        fast = W._SPECIAL_ASCII_RE if ch.isascii() else W._SPECIAL_RE
+        fast = GY._SPECIAL_ASCII_RE if ch.isascii() else GY._SPECIAL_RE
         assert bool(fast.match(ch)) == bool(special.match(ch)), hex(code)
-        assert bool(W._DQ_ESCAPE_RE.match(ch)) == bool(dq_escape.match(ch)), hex(code)
+        assert bool(GY._DQ_ESCAPE_RE.match(ch)) == bool(dq_escape.match(ch)), hex(code)

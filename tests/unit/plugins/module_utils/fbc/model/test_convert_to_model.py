@@ -20,7 +20,8 @@ from fbc_testlib import (
 )
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import ConvertError, FBCError, ValidationTree
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import convert_to_model, validate_config
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config
 
 FOO_PKG = new_test_package("foo", "alpha", SVG_SMALL_CIRCLE)
 OWNER_PROPS = [{"type": "owner", "value": {"group": "abc.com", "name": "admin"}}]

@@ -13,17 +13,10 @@ from fbc_testlib import SVG_SMALL_CIRCLE, build_valid_declarative_config, cfg, n
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, ValidationTree
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import (
-    Bundle,
-    Channel,
-    Deprecation,
-    Model,
-    Package,
-    channel_head,
-    convert_to_model,
-    parse_release,
-    upgrade_path,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.graph import channel_head, upgrade_path
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.model import Bundle, Channel, Deprecation, Model, Package
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.properties import parse_release
 
 
 def _channel(*bundles):

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Go behaviours the FBC engine reproduces, each implemented once: opm's messages, orderings and bytes depend on them.
+"""Go's encoding/json and strconv behaviours the FBC engine reproduces, each implemented once: opm's messages,
+orderings and bytes depend on them (go-yaml's are in golang.yaml).
 
 - quoting: ``go_quote`` (strconv.Quote, the ``%q`` verb);
 - ordering: ``go_sort_key`` (Go compares strings bytewise);
@@ -10,7 +11,8 @@
   (golang.org/x/text/cases.Fold, declcfg.Meta's key folding), ``go_jsonify`` (the YAML -> JSON -> interface{}
   round trip of sigs.k8s.io/yaml);
 - encoding: ``go_json_float``, ``go_json_escape``, ``go_marshal`` (json.Marshal), ``go_marshal_indent``
-  (json.MarshalIndent / an Encoder with SetIndent("", "    ")).
+  (json.MarshalIndent / an Encoder with SetIndent("", "    ")). The one Go JSON encoder of the collection
+  (olm.installer_rbac builds on it too).
 
 A leaf module: it imports nothing from the engine but its errors, so every layer (semver, declcfg, model, template,
 action) can use it.
@@ -133,7 +135,7 @@ def cases_fold(key):
 
     Not encoding/json's rule: declcfg.Meta decodes a document into map[string]interface{} and extractUniqueMetaKeys
     folds every key this way, rejecting keys that collide ("duplicate keys for key %q: %v") before taking
-    schema/package/name, so no "last key wins" applies there (load.meta_fields). Struct decoding uses go_fold_name.
+    schema/package/name, so no "last key wins" applies there (declcfg.builder.meta_fields). Struct decoding uses go_fold_name.
     For the ASCII names schema, package and name both folds match the same keys, so get_ci finds Meta's key.
     """
     return key.casefold()

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fbc.gosemantics: one implementation per Go behaviour, and its callers agreeing with it.
+"""fbc.golang.json: one implementation per Go behaviour, and its callers agreeing with it.
 
 Several tables hold the inputs on which the former per-module helpers disagreed (noted per row).
 """
@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import gosemantics as G
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import csv_metadata
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import decode as DEC
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
@@ -27,7 +27,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     TemplateParseError,
     WriteError,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import model as M
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import json as G
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model import properties as M
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template import semver as S
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.basic import parse_basic_template
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import remove_bundle_semver
@@ -101,7 +102,7 @@ def test_json_kind(value, expected):
 def test_json_kind_callers_agree():
     # the same non-string in the loader's typed decode, the model's property decode, Meta and the migration
     with pytest.raises(ValueError, match="cannot unmarshal array into Go struct field Package.name of type string"):
-        L.decode_package({"schema": "olm.package", "name": ["x"]})
+        DEC.decode_package({"schema": "olm.package", "name": ["x"]})
     with pytest.raises(FBCError, match="cannot unmarshal array into Go struct field Package.version of type string"):
         M.parse_properties([{"type": "olm.package", "value": {"packageName": "p", "version": ["x"]}}])
     with pytest.raises(TemplateParseError, match="cannot unmarshal array into Go value of type map"):
