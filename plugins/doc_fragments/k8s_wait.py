@@ -17,6 +17,8 @@ options:
       - Whether to wait until the object reaches the state described by the module before returning.
       - Waiting uses the Kubernetes watch API (no polling interval); the module returns as soon as the state is
         reached.
+      - A wait rides out an API server restart (connection refused, HTTP 5xx or 429) of up to two minutes and goes on
+        where it was; an API server away longer fails the module.
       - Nothing is waited for in check mode.
     type: bool
     default: false

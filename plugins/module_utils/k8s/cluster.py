@@ -58,8 +58,11 @@ def apply_owned(client, resource, definition, force_conflicts, what):
         ) from None
 
 
-def diff_view(before, after):
-    """The ``diff`` of a result: both states without server-managed noise, ``{}`` for an object that is absent."""
+def diff_view(before, after, key=None):
+    """The ``diff`` of a result: both states without server-managed noise, ``{}`` for an object that is absent;
+    with ``key`` each side is ``{key: state}`` (a result that shows one part, or one of several objects)."""
+    if key is not None:
+        return {"before": {key: normalize(before) or {}}, "after": {key: normalize(after) or {}}}
     return {"before": normalize(before) or {}, "after": normalize(after) or {}}
 
 

@@ -13,7 +13,7 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dry_run_params, dynamic_client, find_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import retry_guarded
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import diff_view, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, get_object, object_ref, to_dict
@@ -103,7 +103,7 @@ def _result(changed, before, after, recorded):
         "status": after,
         "transitions": [c["type"] for c in planner.transitions(before, after)] if changed else [],
         "events": events,
-        "diff": {"before": {"status": before}, "after": {"status": after}},
+        "diff": diff_view(before, after, key="status"),
     }
     if warnings:
         result["warnings"] = warnings

@@ -16,9 +16,9 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import detect_openshift
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import detect_openshift, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, normalize, patch_object
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import namespace_context, recommend_scc
@@ -181,7 +181,7 @@ def apply(client, params, check_mode):
         changed = changed or bool(result["removed_from_scc_lists"])
 
     result.update(
-        changed=changed, binding=_summary(binding), diff={"before": {"binding": normalize(before) or {}}, "after": {"binding": normalize(binding) or {}}}
+        changed=changed, binding=_summary(binding), diff=diff_view(before, binding, key="binding")
     )
     return pin.write(client, pins, scc, result)
 

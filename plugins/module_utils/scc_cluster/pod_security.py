@@ -10,6 +10,7 @@ __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, patch_with_warnings
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 
@@ -69,7 +70,7 @@ def apply(client, params, check_mode):
         if not check_mode:
             after, warnings = patch_with_warnings(client, resource, name, patch)
     result.update(changed=True, labels=_psa_labels(after), violations=pods, messages=messages)
-    result["diff"] = {"before": {"labels": _psa_labels(before)}, "after": {"labels": _psa_labels(after)}}
+    result["diff"] = diff_view(_psa_labels(before), _psa_labels(after), key="labels")
     return result
 
 

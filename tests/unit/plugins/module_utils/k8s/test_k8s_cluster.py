@@ -129,6 +129,8 @@ def test_the_cluster_facade_looks_each_resource_up_once_with_its_default_api_ver
 )
 def test_diff_view_drops_server_managed_fields_and_shows_absence_as_empty(before, after, expected):
     assert k8s_cluster.diff_view(before, after) == expected
+    keyed = k8s_cluster.diff_view(before, after, key="binding")
+    assert keyed == {"before": {"binding": expected["before"]}, "after": {"binding": expected["after"]}}
 
 
 def test_apply_owned_names_the_object_and_the_way_out_of_a_field_manager_conflict(monkeypatch):
