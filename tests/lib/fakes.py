@@ -285,3 +285,34 @@ class FakeDynamicClient:
         queue = self.failures.get(kind) or []
         if queue:
             raise queue.pop(0)
+
+
+# ------------------------------------------------------------------------------------------------ watch streams
+
+# The last entry of a fake watch stream: the server ends the stream there (without it, it stays open and quiet).
+WATCH_CLOSE = object()
+
+
+class WatchResponse:
+    """The HTTP response of a watch as kubernetes' ``Watch`` reads it: one JSON line per event of ``events`` (a
+    ``bytes`` entry is sent as it is), ``interval`` seconds apart, then open and quiet until ``closed`` (an Event)
+    is set, or ended at a ``WATCH_CLOSE`` entry (the server closed the stream)."""
+
+    def __init__(self, events, closed, interval=0):
+        self.events, self.closed, self.interval = events, closed, interval
+
+    def stream(self, amt=None, decode_content=False):
+        for entry in self.events:
+            if entry is WATCH_CLOSE:
+                return
+            if self.interval and self.closed.wait(self.interval):
+                return
+            yield entry if isinstance(entry, bytes) else json.dumps(entry).encode() + b"\n"
+        while not self.closed.wait(0.01):
+            yield from ()
+
+    def close(self):
+        pass
+
+    def release_conn(self):
+        pass

@@ -7,34 +7,22 @@ import functools
 
 import pytest
 from kubernetes import client
+from lib.canary_objects import (
+    NODES,  # noqa: F401 - the KWOK nodes every canary test file shares (the nodes fixture reads it)
+    PREFIX,
+    daemonset,
+)
 from lib.polling import poll_until
 
 pytestmark = pytest.mark.testbed
 
-NODES = 20  # the KWOK nodes every canary test file shares (conftest); this one's DaemonSets leave them alone
-PREFIX = "operators.kubeforge.io/canary-"
-
-
 def real_daemonset(name, image, real_node):
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 3}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "nodeSelector": real_node["node_selector"],
-                    "tolerations": real_node["tolerations"],
-                    "terminationGracePeriodSeconds": 2,
-                    "containers": [{"name": "agent", "image": image}],
-                },
-            },
-        },
-    }
+    """The canary tests' DaemonSet (lib.canary_objects), on the real node only: the KWOK nodes are left alone."""
+    body = daemonset(name, max_unavailable=3)
+    pod = body["spec"]["template"]["spec"]
+    pod.update(nodeSelector=real_node["node_selector"], tolerations=real_node["tolerations"], terminationGracePeriodSeconds=2)
+    pod["containers"][0]["image"] = image
+    return body
 
 
 def settled(apps, namespace, name, image):

@@ -24,7 +24,13 @@ import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from lib.canary_objects import PREFIX, V2, assert_rolled_out, create_daemonset
+from lib.canary_objects import (
+    NODES,  # noqa: F401 - the KWOK nodes of the canary rollouts (the nodes fixture reads it)
+    PREFIX,
+    V2,
+    assert_rolled_out,
+    create_daemonset,
+)
 from lib.olm_catalog import CATALOG, make_catalog
 from lib.polling import poll_until
 from lib.runners import start_module_subprocess
@@ -148,7 +154,7 @@ def result_of(name, proc, output):
         raise AssertionError(f"the module of {name} printed no JSON (exit {proc.returncode}):\n{out}\n{err}") from None
 
 
-def test_every_waiting_module_survives_an_apiserver_restart(testbed, olmv1, kubeconfig, namespace, api, tmp_path):
+def test_every_waiting_module_survives_an_apiserver_restart(testbed, nodes, olmv1, kubeconfig, namespace, api, tmp_path):
     custom, apps = client.CustomObjectsApi(api), client.AppsV1Api(api)
     sfx = os.urandom(3).hex()
     v1_catalog, v1_extension, catalog_source = f"kf-restart-{sfx}", f"kf-restart-{sfx}", f"kf-restart-{sfx}"

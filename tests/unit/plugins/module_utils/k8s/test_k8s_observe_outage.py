@@ -10,7 +10,7 @@ import time
 
 import pytest
 from kubernetes.client.rest import ApiException
-from lib.fakes import FakeDynamicClient
+from lib.fakes import FakeDynamicClient, WatchResponse
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
@@ -65,23 +65,6 @@ def test_retry_pauses_double_up_to_the_maximum():
     assert [kf_observe.retry_pause(n) for n in range(1, 8)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0]
 
 
-class QuietStream:
-    """The HTTP response of a watch that sends no event until ``closed`` is set."""
-
-    def __init__(self, closed):
-        self.closed = closed
-
-    def stream(self, amt=None, decode_content=False):
-        while not self.closed.wait(0.01):
-            yield from ()
-
-    def close(self):
-        pass
-
-    def release_conn(self):
-        pass
-
-
 class FakeResource:
     """A resource whose LISTs fail with ``failures`` (in order, then succeed) and whose watches stay quiet until
     ``closed`` is set (through ``watch()`` or a ``get(watch=True)`` streamed by kubernetes' Watch)."""
@@ -95,14 +78,14 @@ class FakeResource:
 
     def get(self, namespace=None, watch=False, **params):
         if watch:
-            return QuietStream(self.closed)
+            return WatchResponse([], self.closed)
         self.lists.append(time.monotonic())
         if self.failures:
             raise self.failures.pop(0)
         return {"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "cm", "namespace": namespace}}]}
 
     def watch(self, namespace=None, resource_version=None, timeout=None, watcher=None, **params):
-        yield from QuietStream(self.closed).stream()
+        yield from WatchResponse([], self.closed).stream()
 
 
 @pytest.fixture

@@ -5,36 +5,12 @@ The dynamic client and its watch stream are fakes that send events on a schedule
 loop against the testbed (tests/integration/canary/).
 """
 
-import json
 import threading
 import time
 
-from lib.fakes import FakeDynamicClient
+from lib.fakes import FakeDynamicClient, WatchResponse
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
-
-
-class ScheduledStream:
-    """The HTTP response of a watch: ADDED events for config maps ``cm-0`` .. ``cm-<count-1>``, one every
-    ``interval`` seconds, then nothing until ``closed`` is set."""
-
-    def __init__(self, count, interval, closed):
-        self.count, self.interval, self.closed = count, interval, closed
-
-    def stream(self, amt=None, decode_content=False):
-        for index in range(self.count):
-            if self.closed.wait(self.interval):
-                return
-            event = {"type": "ADDED", "object": {"kind": "ConfigMap", "metadata": {"name": f"cm-{index}", "resourceVersion": str(10 + index)}}}
-            yield (json.dumps(event) + "\n").encode()
-        while not self.closed.wait(0.01):
-            yield from ()
-
-    def close(self):
-        pass
-
-    def release_conn(self):
-        pass
 
 
 class StreamingResource:
@@ -46,7 +22,12 @@ class StreamingResource:
 
     def get(self, namespace=None, watch=False, **params):
         if watch:
-            return ScheduledStream(self.count, self.interval, self.closed)
+            # ADDED events for config maps cm-0 .. cm-<count-1>, one every interval seconds
+            events = [
+                {"type": "ADDED", "object": {"kind": "ConfigMap", "metadata": {"name": f"cm-{index}", "resourceVersion": str(10 + index)}}}
+                for index in range(self.count)
+            ]
+            return WatchResponse(events, self.closed, self.interval)
         return {"metadata": {"resourceVersion": "7"}, "items": []}
 
 

@@ -6,45 +6,17 @@ integration tests run the same code against the testbed's kube-apiserver, restar
 (tests/integration/k8s/test_waits_survive_apiserver_restart.py).
 """
 
-import json
 import threading
 import time
 
 import pytest
 from kubernetes.client.rest import ApiException
+from lib.fakes import WATCH_CLOSE, WatchResponse
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import watch as kf_watch
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-
-# The last entry of a fake stream: the server ends the stream there (without it, the stream stays open and quiet).
-CLOSE = object()
-
-
-class FakeResponse:
-    """A watch's HTTP response: one JSON line per event (a ``bytes`` line is sent as it is)."""
-
-    def __init__(self, events, closed):
-        self.events = events
-        self.closed = closed
-
-    def stream(self, amt=None, decode_content=False):
-        for entry in self.events:
-            if entry is CLOSE:
-                return
-            if isinstance(entry, bytes):
-                yield entry
-            else:
-                yield json.dumps(entry).encode() + b"\n"
-        while not self.closed.wait(0.01):
-            yield from ()
-
-    def close(self):
-        pass
-
-    def release_conn(self):
-        pass
 
 
 class FakeResource:
@@ -64,11 +36,11 @@ class FakeResource:
         if watch:
             self.watch_calls.append(dict(params, namespace=namespace))
             if not self.streams:
-                return FakeResponse([], self.closed)
+                return WatchResponse([], self.closed)
             stream = self.streams.pop(0)
             if isinstance(stream, Exception):
                 raise stream
-            return FakeResponse(stream, self.closed)
+            return WatchResponse(stream, self.closed)
         self.list_calls.append(dict(params, namespace=namespace))
         item = self.listings.pop(0) if len(self.listings) > 1 else self.listings[0]
         if isinstance(item, Exception):
@@ -151,7 +123,8 @@ def test_gone_api_exception_relists():
 
 
 def test_stream_closed_by_the_server_relists():
-    resource = FakeResource([listing([obj("IDLE")]), listing([obj("IDLE")]), listing([obj("READY")])], [[CLOSE], [event("MODIFIED", obj("IDLE")), CLOSE]])
+    streams = [[WATCH_CLOSE], [event("MODIFIED", obj("IDLE")), WATCH_CLOSE]]
+    resource = FakeResource([listing([obj("IDLE")]), listing([obj("IDLE")]), listing([obj("READY")])], streams)
     assert run(resource) == obj("READY")
     assert len(resource.list_calls) == 3
 
@@ -205,7 +178,7 @@ def test_an_error_event_other_than_gone_fails():
 @pytest.mark.parametrize("failure", [refused(), ApiException(status=503, reason="Service Unavailable"), ApiException(status=429, reason="Too Many")])
 def test_an_api_server_restart_is_ridden_out(fast_retries, failure):
     """LISTs refused or answered 5xx/429 (kube-apiserver restarting) are repeated; the wait goes on."""
-    resource = FakeResource([failure, failure, failure, listing([obj("IDLE")], "300"), listing([obj("READY")])], [refused(), [CLOSE]])
+    resource = FakeResource([failure, failure, failure, listing([obj("IDLE")], "300"), listing([obj("READY")])], [refused(), [WATCH_CLOSE]])
     assert run(resource) == obj("READY")
     assert len(resource.list_calls) >= 5  # the fifth sees READY (a sixth may follow the stream's end meanwhile)
 
@@ -253,7 +226,7 @@ def test_a_tick_asks_the_predicate_again_without_a_change():
 
 def test_undecodable_stream_relists():
     """A stream the client cannot decode is followed by a fresh list."""
-    resource = FakeResource([listing([obj("IDLE")], "100"), listing([], "300")], [[b"{not json\n", CLOSE]])
+    resource = FakeResource([listing([obj("IDLE")], "100"), listing([], "300")], [[b"{not json\n", WATCH_CLOSE]])
     assert run(resource, predicate=kf_watch.absent) is None
     assert len(resource.list_calls) == 2
 
