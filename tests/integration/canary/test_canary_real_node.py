@@ -8,13 +8,17 @@ import functools
 import pytest
 from kubernetes import client
 from lib.canary_objects import (
-    NODES,  # noqa: F401 - the KWOK nodes every canary test file shares (the nodes fixture reads it)
+    NODES as CANARY_NODES,
+)
+from lib.canary_objects import (
     PREFIX,
     daemonset,
 )
 from lib.polling import poll_until
 
 pytestmark = pytest.mark.testbed
+NODES = CANARY_NODES  # the KWOK nodes every canary test file shares (the nodes fixture reads it)
+
 
 def real_daemonset(name, image, real_node):
     """The canary tests' DaemonSet (lib.canary_objects), on the real node only: the KWOK nodes are left alone."""

@@ -15,6 +15,7 @@ from lib.runners import start_module_subprocess
 
 pytestmark = pytest.mark.testbed
 
+
 def step_until(run_module, args, phase, runs):
     """Run the module (one step per run, wait=false) until it reports ``phase``, at most ``runs`` times; the phases
     it reported, in order (every run must succeed)."""

@@ -25,7 +25,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from lib.canary_objects import (
-    NODES,  # noqa: F401 - the KWOK nodes of the canary rollouts (the nodes fixture reads it)
+    NODES as CANARY_NODES,
+)
+from lib.canary_objects import (
     PREFIX,
     V2,
     assert_rolled_out,
@@ -37,6 +39,7 @@ from lib.runners import start_module_subprocess
 from testbed.cluster import ADDON_CLIENTS, CONTROL_PLANE_CLIENTS
 
 pytestmark = [pytest.mark.testbed, pytest.mark.exclusive]
+NODES = CANARY_NODES  # the KWOK nodes of the canary rollouts (the nodes fixture reads it)
 
 # Seconds kube-apiserver stays down (killed, then started again; starting takes a few seconds more): longer than
 # a few quick retries, shorter than k8s.observe.TRANSIENT_SECONDS.
