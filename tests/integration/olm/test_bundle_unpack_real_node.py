@@ -31,22 +31,36 @@ def build(workdir, module, args):
     return result
 
 
-def image_only_catalog(testbed, bundle_refs, directory):
-    """The testbed's kube-demo and kube-crashloop packages, their bundles named by image only (OLM must unpack them)."""
-    for package in ("kube-demo", "kube-crashloop"):
+# The one package of the catalog in the global catalog namespace: a name no other test installs. Such a catalog takes
+# part in the resolution of every namespace, so with kube-demo in it a concurrent kube-demo install elsewhere failed
+# to resolve while its registry was unreachable ("error using catalogsource olm/unpack").
+GLOBAL_PACKAGE = "kube-global-unpack"
+
+
+def image_only_catalog(testbed, bundle_refs, directory, packages=("kube-demo", "kube-crashloop"), rename=None):
+    """The testbed's kube-demo and kube-crashloop packages, their bundles named by image only (OLM must unpack them);
+    ``rename`` gives each package of ``packages`` a new name."""
+    for package in packages:
+        new = (rename or {}).get(package, package)
         docs = list(yaml.safe_load_all((Path(testbed.run_dir) / "catalog" / package / "catalog.yaml").read_text()))
         for doc in docs:
             if doc and doc.get("schema") == "olm.bundle":
                 doc["image"] = bundle_refs[doc["name"]]
                 doc["properties"] = [p for p in doc["properties"] if p["type"] != "olm.bundle.object"]
-        (directory / package).mkdir(parents=True)
-        (directory / package / "catalog.yaml").write_text(yaml.safe_dump_all([d for d in docs if d], sort_keys=False))
+                for prop in doc["properties"]:
+                    if prop["type"] == "olm.package":
+                        prop["value"]["packageName"] = new
+            if doc:
+                doc["name" if doc.get("schema") == "olm.package" else "package"] = new
+        (directory / new).mkdir(parents=True)
+        (directory / new / "catalog.yaml").write_text(yaml.safe_dump_all([d for d in docs if d], sort_keys=False))
     return directory
 
 
 @pytest.fixture(scope="module")
 def unpack_catalogs(testbed, real_node, tmp_path_factory):
-    """Two catalog images: `images` (bundles 0.0.1 and 0.0.2 pushed) and `missing` (their images never pushed)."""
+    """Three catalog images: `images` (bundles 0.0.1 and 0.0.2 pushed), `missing` (their images never pushed) and
+    `global` (kube-demo of `missing` as GLOBAL_PACKAGE)."""
     host = real_node["registry"]["host"]
     creds = registry_args(real_node)
     refs = {}
@@ -57,8 +71,9 @@ def unpack_catalogs(testbed, real_node, tmp_path_factory):
         refs[f"{package}.v{version}"] = ref
     catalogs = {}
     missing = {name: ref.replace("-bundle:", "-bundle-missing:") for name, ref in refs.items()}
-    for name, bundle_refs in (("images", refs), ("missing", missing)):
-        fbc = image_only_catalog(testbed, bundle_refs, tmp_path_factory.mktemp("fbc") / "catalog")
+    shapes = {"images": (refs, {}), "missing": (missing, {}), "global": (missing, {"packages": ("kube-demo",), "rename": {"kube-demo": GLOBAL_PACKAGE}})}
+    for name, (bundle_refs, shape) in shapes.items():
+        fbc = image_only_catalog(testbed, bundle_refs, tmp_path_factory.mktemp("fbc") / "catalog", **shape)
         ref = f"{host}/kubeforge-tests/catalog:unpack-{name}"
         build(tmp_path_factory.mktemp("build"), "catalog_image", dict(creds, path=str(fbc), image=ref, base_image=real_node["images"]["opm"], push=True))
         catalogs[name] = ref
@@ -156,9 +171,9 @@ def test_unpack_in_the_global_catalog_namespace_is_watched(run_module, kubeconfi
     core = client.CoreV1Api(api)
     core.patch_namespace(global_ns, {"metadata": {"annotations": dict(realnode.NAMESPACE_ANNOTATIONS)}})
     try:
-        serve(run_module, kubeconfig, global_ns, unpack_catalogs["missing"])
+        serve(run_module, kubeconfig, global_ns, unpack_catalogs["global"])
         started = time.monotonic()
-        result = operator(run_module, kubeconfig, ns, version="0.0.1", catalog_namespace=global_ns)
+        result = operator(run_module, kubeconfig, ns, package=GLOBAL_PACKAGE, catalog_namespace=global_ns)  # its channel head
         assert result.get("failed") and result.get("reason") == "ImagePullBackOff", result["msg"]
         assert "the bundle cannot be unpacked: bundle unpack pod" in result["msg"], result["msg"]
         assert time.monotonic() - started < 90, result["msg"]
