@@ -94,7 +94,8 @@ class UpgradeableSync:
                 self.changed = True
             return entry
 
-        self.condition = retry_guarded(attempt, f"OperatorCondition {self.namespace}/{self.name}", error=OperatorConditionError)
+        # an API server restart is the rollout's to ride out (its watch loop decides again), not this write's
+        self.condition = retry_guarded(attempt, f"OperatorCondition {self.namespace}/{self.name}", error=OperatorConditionError, ride_out_restarts=False)
         self._settled = wanted
 
     def result(self):

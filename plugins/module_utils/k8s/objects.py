@@ -137,10 +137,6 @@ def applied_change(definition, before, after, field_manager):
     return _semantic(_project(template, before)) != _semantic(_project(template, after))
 
 
-HTTP_CONFLICT = 409
-HTTP_FORBIDDEN = 403
-
-
 def get_object(client, resource, name, namespace=None):
     """Return the object as a dict, or None if it does not exist."""
     try:
@@ -153,16 +149,20 @@ def get_object(client, resource, name, namespace=None):
 
 def create_object(client, resource, definition, namespace=None):
     """Create ``definition`` unless an object of that name exists (then unchanged: the existing object is read and
-    returned). One request when it is created: the API server's 409 AlreadyExists, not a GET first, tells it exists;
-    a 403 is answered by a read too, so that a user who may read but not create an existing object is not refused."""
+    returned). One request when it is created: the refusal (409 AlreadyExists), not a GET first, tells it exists.
+    Any refusal is followed by a read, so an existing object is left as it is whatever a create would have met
+    (a user who may read but not create it, admission that would reject the definition)."""
     name, namespace = _name_namespace(definition, namespace)
     try:
         after = to_dict(client.create(resource, definition, namespace=namespace))
     except Exception as exc:
-        # 409: it exists. 403: this user may not create it, which matters only when it does not exist (least
-        # privilege: reading an existing namespace must not need the right to create namespaces).
-        before = get_object(client, resource, name, namespace) if name and api_error_status(exc) in (HTTP_CONFLICT, HTTP_FORBIDDEN) else None
-        if before is None:  # another error, or the object does not exist (any more): reported as it came
+        before = None
+        if name and api_error_status(exc) is not None:  # an answer of the API server, not a connection error
+            try:
+                before = get_object(client, resource, name, namespace)
+            except K8sError:
+                before = None  # unreadable: the create's own error says more
+        if before is None:  # the object does not exist (any more): the refusal is reported as it came
             raise _api_error("create", resource, name, exc) from exc
         return Result(False, before, before)
     return Result(True, None, after)
@@ -191,10 +191,10 @@ def apply_object(client, resource, definition, field_manager, force_conflicts=Fa
     return Result(applied_change(definition, before, after, field_manager), before, after)
 
 
-def patch_object(client, resource, name, patch, namespace=None, patch_type="merge", before=None):
+def patch_object(client, resource, name, patch, namespace=None, patch_type="merge"):
     """Patch an existing object; ``patch_type`` is ``merge``, ``strategic-merge`` or ``json``. One request: the
-    object is not read first (``before``, when the caller has it, decides ``changed``; without it a patch counts as
-    a change).
+    object is not read first, so ``before`` is None and a patch counts as a change (callers decide what to patch
+    from what they read).
 
     Raises ``K8sError`` (status 404) if the object does not exist.
     """
@@ -205,7 +205,7 @@ def patch_object(client, resource, name, patch, namespace=None, patch_type="merg
         raise K8sError(f"{_kind(resource)} {object_ref(name, namespace)} not found", status=404) from None
     except Exception as exc:
         raise _api_error("patch", resource, name, exc) from exc
-    return Result(objects_differ(before, after) if before is not None else True, before, after)
+    return Result(True, None, after)
 
 
 def patch_with_warnings(client, resource, name, patch, namespace=None, dry_run=False, patch_type="merge"):

@@ -19,8 +19,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import object_ref
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 
-_KEY = "object"
-
 
 def exists(obj):
     """Predicate: the object exists."""
@@ -41,15 +39,14 @@ def watch_until(client, api_version, kind, name, namespace, predicate, timeout, 
     ``ResourceTimeoutError`` (with ``last_object``) on timeout and ``K8sError`` on API errors.
     """
     seen = [None]
+    key = f"{kind} {object_ref(name, namespace)}"  # the source's key names the object in observe's errors
 
     def on_change(snapshot):
-        seen[0] = snapshot[_KEY].get(name)
+        seen[0] = snapshot[key].get(name)
         return (seen[0],) if predicate(seen[0]) else None
 
-    source = Source(_KEY, api_version, kind, namespace, name)
+    source = Source(key, api_version, kind, namespace, name)
     try:
-        return observe(client, [source], on_change, timeout, tick=tick, resources={_KEY: resource})[0]
+        return observe(client, [source], on_change, timeout, tick=tick, resources={key: resource})[0]
     except ResourceTimeoutError as exc:
-        raise ResourceTimeoutError(
-            f"Timed out after {timeout}s waiting for {kind} {object_ref(name, namespace)}", last_object=seen[0], duration=exc.duration
-        ) from None
+        raise ResourceTimeoutError(f"Timed out after {timeout}s waiting for {key}", last_object=seen[0], duration=exc.duration) from None

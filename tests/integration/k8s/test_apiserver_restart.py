@@ -199,7 +199,8 @@ def test_every_waiting_module_survives_an_apiserver_restart(testbed, nodes, olmv
 
             # each is in its wait once what it writes first is there
             waiting = {
-                "catalog source": lambda: alive("catalog source") and custom.list_namespaced_custom_object(*V0, namespace, "catalogsources")["items"],
+                "catalog source": lambda: alive("catalog source")
+                and catalog_source in [c["metadata"]["name"] for c in custom.list_namespaced_custom_object(*V0, namespace, "catalogsources")["items"]],
                 "operator install": lambda: alive("operator install") and custom.list_namespaced_custom_object(*V0, namespace, "subscriptions")["items"],
                 "OLM v1 catalog": lambda: alive("OLM v1 catalog")
                 and custom.get_cluster_custom_object(*OLMV1, "clustercatalogs", v1_catalog)["metadata"].get("deletionTimestamp"),

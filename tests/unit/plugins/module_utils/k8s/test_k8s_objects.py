@@ -104,17 +104,33 @@ def test_create_when_present_is_unchanged_and_reads_what_is_there(dry_run):
     assert [verb for verb, _params in resource.calls] == ["create", "get"]
 
 
-@pytest.mark.parametrize(("existing", "outcome"), [(cm({"a": "0"}), "unchanged"), (None, "forbidden")])
-def test_create_refused_by_rbac_is_fine_when_the_object_exists(existing, outcome):
-    """Least privilege: a user who may read an existing object but not create one is not refused."""
-    resource = FakeResource(existing=existing, error=ForbiddenError(ApiException(status=403, reason="Forbidden")))
-    if outcome == "unchanged":
+@pytest.mark.parametrize(
+    ("refusal", "existing"),
+    [
+        (ForbiddenError(ApiException(status=403, reason="Forbidden")), cm({"a": "0"})),  # least privilege: may read, not create
+        (ForbiddenError(ApiException(status=403, reason="Forbidden")), None),
+        (ApiException(status=422, reason="Unprocessable Entity"), cm({"a": "0"})),  # admission would reject the definition
+        (ApiException(status=422, reason="Unprocessable Entity"), None),
+    ],
+    ids=["forbidden-existing", "forbidden-missing", "invalid-existing", "invalid-missing"],
+)
+def test_a_refused_create_leaves_an_existing_object_as_it_is(refusal, existing):
+    """As before creates were sent without a GET first: an existing object is never an error, a missing one is."""
+    resource = FakeResource(existing=existing, error=refusal)
+    if existing is not None:
         assert objects.create_object(client(False), resource, DEFINITION) == (False, existing, existing)
     else:
         with pytest.raises(K8sError) as info:
             objects.create_object(client(False), resource, DEFINITION)
-        assert info.value.status == 403
+        assert info.value.status == refusal.status
     assert [verb for verb, _params in resource.calls] == ["create", "get"]
+
+
+def test_a_create_that_reaches_no_api_server_is_not_followed_by_a_read():
+    resource = FakeResource(existing=cm({"a": "0"}), error=ConnectionRefusedError(111, "Connection refused"))
+    with pytest.raises(K8sError, match="Connection refused"):
+        objects.create_object(client(False), resource, DEFINITION)
+    assert [verb for verb, _params in resource.calls] == ["create"]
 
 
 def test_server_side_apply(dry_run):

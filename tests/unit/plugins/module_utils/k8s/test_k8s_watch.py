@@ -161,7 +161,7 @@ def test_zero_timeout_checks_once(state, ends):
 
 def test_a_watch_refused_for_real_fails_with_its_status():
     resource = FakeResource([listing([obj("IDLE")])], [ApiException(status=403, reason="Forbidden")])
-    with pytest.raises(K8sError) as info:
+    with pytest.raises(K8sError, match="^Failed to watch CatalogSource olm/cs: ") as info:
         run(resource)
     assert info.value.status == 403
     assert not isinstance(info.value, ResourceTimeoutError)
