@@ -65,7 +65,7 @@ PYTEST_REPORT := --durations=15
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint molecule \
-	testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator bench-mirror demo build clean distclean \
+	check-packages testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator bench-mirror demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -121,7 +121,7 @@ format: venv ## Apply ruff format and the autofixable ruff rules (not part of CI
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-unit: collection-link ## Unit tests (all of tests/unit)
+unit: collection-link check-packages ## Unit tests (all of tests/unit)
 	$(PY) -m pytest tests/unit $(PYTEST_REPORT)
 
 lint: collection-link ## ansible-lint, profile production (.ansible-lint)
@@ -141,13 +141,7 @@ DOCS_DIR := $(BUILD_DIR)/docs
 DOCS_SRC := $(DOCS_DIR)/src
 DOCS_HTML := $(DOCS_DIR)/html
 
-docs: collection-link ## Docs site (antsibull-docs + Sphinx, warnings are errors) into .build/docs/html, checked in headless chromium
-	@if ! command -v chromium >/dev/null; then \
-		sudo=""; if [ "$$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi; \
-		echo ">>> installing Debian's chromium for the docs site check"; \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium </dev/null; \
-	fi
+docs: collection-link check-packages ## Docs site (antsibull-docs + Sphinx, warnings are errors) into .build/docs/html, checked in headless chromium
 	@start=$$(date +%s); \
 	rm -rf $(DOCS_DIR); mkdir -p $(DOCS_SRC); chmod 700 $(DOCS_SRC); \
 	cp docs/*.md $(DOCS_SRC)/; \
@@ -181,8 +175,7 @@ $(SANITY_STAMP): $(SANITY_PIN) .ci/cached-venv
 		done'
 	@touch $@
 
-sanity: venv sanity-venv ## ansible-test sanity on a physical copy of the git-visible files
-	@command -v rsync >/dev/null || { echo "rsync is required (apt-get install rsync)" >&2; exit 1; }
+sanity: venv sanity-venv check-packages ## ansible-test sanity on a physical copy of the git-visible files
 	@mkdir -p $(SANITY_HOME)
 	@HOME=$(SANITY_HOME) $(SANITY_VENV)/bin/python .ci/get_pip_standin.py --install >/dev/null
 	@echo ">>> copying git-visible files to $(SANITY_COLLECTION)"
@@ -209,6 +202,9 @@ sanity: venv sanity-venv ## ansible-test sanity on a physical copy of the git-vi
 # ---------------------------------------------------------------------------------------------------------------
 # Testbed (tests/testbed) and integration
 # ---------------------------------------------------------------------------------------------------------------
+
+check-packages: ## Install the checks' Debian packages when missing (rsync, shellcheck, gnupg, chromium)
+	@bash .ci/install-check-packages.sh
 
 testbed-deps: ## Install the testbed's Debian packages when missing (docker-registry, htpasswd, containerd, runc, CNI plugins, iptables)
 	bash tests/testbed/scripts/install-packages.sh

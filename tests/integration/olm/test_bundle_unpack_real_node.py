@@ -181,6 +181,6 @@ def test_unpack_in_the_global_catalog_namespace_is_watched(run_module, kubeconfi
         assert not core.list_namespaced_pod(ns, label_selector=UNPACK_LABEL).items
     finally:
         run_module("olm_catalog_source", {"kubeconfig": kubeconfig, "namespace": global_ns, "name": "unpack", "state": "absent"})
-        for job in client.BatchV1Api(api).list_namespaced_job(global_ns, label_selector=UNPACK_LABEL).items:
-            client.BatchV1Api(api).delete_namespaced_job(job.metadata.name, global_ns, propagation_policy="Background")
+        # OLM may already be deleting its Jobs with the CatalogSource: a collection delete does not race it.
+        client.BatchV1Api(api).delete_collection_namespaced_job(global_ns, label_selector=UNPACK_LABEL, propagation_policy="Background")
         core.patch_namespace(global_ns, {"metadata": {"annotations": {k: None for k in realnode.NAMESPACE_ANNOTATIONS}}})

@@ -18,8 +18,8 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends "${need[@]}"
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${need[@]}"
 # The package may try to start a system service; the tests start their own instance on a free loopback port.
 for service in docker-registry containerd; do
     if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
