@@ -14,7 +14,7 @@ applied, when the canary phase ended and when the rollout was complete. After ev
 are compared: every node on the new image, updated == available == desired, the strategy the original one, no
 canary annotation left. Targets: ours/native wall time <= 1.10 (medians) and ours' API requests independent of N.
 
-The nodes are ``bench-node-<i>``, labelled and tainted ``kubeforge.io/bench=canary`` (NoSchedule): only the
+The nodes are ``bench-node-<run id>-<i>`` (new names in every run), labelled and tainted ``kubeforge.io/bench=canary`` (NoSchedule): only the
 benchmark's DaemonSets (nodeSelector + toleration) run there, and no other workload on the shared testbed lands on
 them. They, the namespace and the DaemonSets are deleted at the end (``--keep`` keeps them). The testbed is
 brought up when it is not running, and never restarted.
@@ -29,6 +29,7 @@ import collections
 import json
 import os
 import pstats
+import secrets
 import shutil
 import signal
 import sys
@@ -59,7 +60,11 @@ from benchlib import (  # noqa: E402
 sys.path.insert(0, TESTS)  # the testbed package
 
 MODULE = "ansible_collections.kubeforge.operators.plugins.modules.daemonset_canary"
-NODE_PREFIX = "bench-node"
+# New node names in every run. KWOK v0.8.0 takes a node made again under the name of one just deleted, whose Lease
+# the garbage collector has not removed yet, for the old one: its Lease update conflicts in a tight loop and the other
+# nodes' Leases are no longer renewed, so the node lifecycle controller marks their pods not Ready every minute and
+# a second run on the same testbed never settled.
+NODE_PREFIX = "bench-node-%s" % secrets.token_hex(3)
 BENCH_LABEL, BENCH_VALUE = "kubeforge.io/bench", "canary"
 TAINT = {"key": BENCH_LABEL, "value": BENCH_VALUE, "effect": "NoSchedule"}
 IMAGE = "example.invalid/kubeforge/agent:%s"
@@ -122,6 +127,7 @@ class Cluster:
         self.api = api_client(bed.kubeconfig, pool=8)
         self.core = client.CoreV1Api(self.api)
         self.apps = client.AppsV1Api(self.api)
+        self.coordination = client.CoordinationV1Api(self.api)
         self.namespace = None
         self.strategies = {}  # DaemonSet name -> its updateStrategy as stored when created
 
@@ -244,10 +250,12 @@ class Cluster:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             left = json.loads(self.core.list_node(label_selector=selector, _preload_content=False).data)["items"]
+            leases = json.loads(self.coordination.list_namespaced_lease("kube-node-lease", _preload_content=False).data)["items"]
+            left += [lease for lease in leases if lease["metadata"]["name"].startswith(NODE_PREFIX + "-")]
             if not left:
                 return
             time.sleep(1)
-        log("!! %d benchmark nodes still there after %ss" % (len(left), wait))
+        log("!! %d benchmark nodes or their Leases still there after %ss" % (len(left), wait))
 
 
 def stale_pod(pod):
@@ -401,6 +409,9 @@ def module_args(bed, cluster, name, image):
         "namespace": cluster.namespace,
         "images": {CONTAINER: image},
         "batch": BATCH,
+        # The controller's own rollout waits for no soak: the machinery is compared, not the 5 s default policy wait
+        # (KWOK pods never crash, so the soak could only add its 5 s).
+        "canary_ready_seconds": 0,
         "wait_timeout": RUN_TIMEOUT,
     }
 

@@ -7,7 +7,7 @@ Three benchmarks, each printed as a Markdown table (and all raw runs as JSON):
    spec: an existing object, so no change). Both run directly as module processes (``python -m <module> args.json``,
    the way Ansible runs a module locally, without a playbook), alternating, after one warm-up run each. Wall time
    and the API requests each run makes, from the testbed's audit log of the ``kubeforge-bench`` user.
-   Targets: ours/anchor wall time <= 1.0 (medians), ours <= 5 API requests.
+   Targets: ours/anchor wall time <= 0.8 (medians; issue #22), ours <= 5 API requests.
 2. ``latency``: installs kube-demo 0.0.1 with ``olm_operator`` in a fresh namespace (``--latency-runs`` times) while
    this process watches the CSV; latency = the module process's end - the moment the watch event with phase
    ``Succeeded`` arrived here (also given: the end - the CSV's ``status.lastTransitionTime``, whole seconds).
@@ -71,7 +71,7 @@ ANCHOR_MODULE = "ansible_collections.kubernetes.core.plugins.modules.k8s"
 OURS_PLAYBOOK = os.path.join(HERE, "ours-install.yml")
 ANCHOR_PLAYBOOK = os.path.join(HERE, "anchor-install.yml")
 
-NOOP_WALL_TARGET = 1.0
+NOOP_WALL_TARGET = 0.8  # issue #22
 NOOP_REQUEST_TARGET = 5
 LATENCY_TARGET = 1.0
 

@@ -185,9 +185,11 @@ def test_a_changed_batch_pause_and_canary_nodes_mid_rollout(run_module, kubeconf
     """Options changed while a rollout runs: a new batch takes effect in the fast phase, pause_after_canary pauses the
     rollout where it stands, canary_nodes for a rollout that started without them is refused."""
     apps = client.AppsV1Api(api)
-    create_daemonset(api, namespace, "agent")
-    # every pod must be Ready 10 s before it counts: one node at a time, the fast phase lasts long enough to act in it
-    apps.patch_namespaced_daemon_set("agent", namespace, {"spec": {"minReadySeconds": 10}})
+    # Every pod must be Ready 5 s before it counts: one node at a time, the fast phase lasts long enough to act in
+    # it. Set at creation and waited for: the controller replaces every old pod younger than that at once (an
+    # unavailable pod does not count against maxUnavailable), which a minReadySeconds added later made of pods
+    # created a moment before.
+    create_daemonset(api, namespace, "agent", min_ready_seconds=5)
     args = {"kubeconfig": kubeconfig, "namespace": namespace, "name": "agent", "images": {"agent": V2}, "batch": "1", "wait": False}
 
     phases = step_until(run_module, args, "fast", 80)

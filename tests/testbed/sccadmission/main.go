@@ -82,7 +82,10 @@ func main() {
 	if err != nil {
 		log.Fatalf("sccadmission: %v", err)
 	}
-	config.QPS, config.Burst = 100, 200
+	// No client-side rate limit: the plugin asks a SubjectAccessReview for each SCC it tries, for the user and the
+	// service account, in both webhooks, so a DaemonSet on 100 nodes is thousands of reviews, and at 100 QPS its pods
+	// were created in bursts seconds apart (the API server's own priority and fairness still applies).
+	config.QPS = -1
 	kube := kubernetes.NewForConfigOrDie(config)
 	security := securityclient.NewForConfigOrDie(config)
 

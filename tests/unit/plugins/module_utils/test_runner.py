@@ -1,5 +1,7 @@
 """module_utils.runner: the one module contract and its error mapping table."""
 
+import gc
+
 import pytest
 from kubernetes.client.rest import ApiException
 from lib.fakes import FakeModule, ModuleExit
@@ -61,6 +63,16 @@ def test_run_module_exits_with_result_and_warnings():
     with pytest.raises(ModuleExit):
         run_module(module, lambda m: {"x": 1, "warnings": ["w1"]})
     assert module.exited == {"x": 1, "changed": False} and module.warnings == ["w1"]
+
+
+def test_run_module_puts_what_exists_before_it_out_of_the_collectors_reach():
+    gc.unfreeze()
+    alive = [object(), {"k": [1]}]
+    with pytest.raises(ModuleExit):
+        run_module(FakeModule(), lambda m: {})
+    assert gc.get_freeze_count() > 0
+    assert not any(obj is alive[1] for obj in gc.get_objects())  # frozen objects are not listed among the tracked ones
+    gc.unfreeze()
 
 
 def test_run_module_sends_warnings_of_a_failure_to_warn():
