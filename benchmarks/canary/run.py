@@ -181,9 +181,10 @@ class Cluster:
     def wait_settled(self, name, nodes, timeout=900, stale_after=30):
         """Until the controller observed the DaemonSet and all ``nodes`` run an available pod of its template.
 
-        When the API server was down for a while (another job restarting it), the node lifecycle controller marks
-        the pods of the nodes whose KWOK heartbeats it missed not Ready, and nothing makes them Ready again (KWOK
-        only readies new pods): after ``stale_after`` seconds such pods are deleted, and the controller replaces them.
+        When the node lifecycle controller missed KWOK's Lease renewals (the API server down for a while, or the
+        KWOK Lease bug NODE_PREFIX avoids), it marks the nodes' pods not Ready, and nothing makes them Ready again
+        (KWOK only readies new pods): after ``stale_after`` seconds such pods are deleted, and the controller
+        replaces them.
         """
         started = time.monotonic()
         while True:
