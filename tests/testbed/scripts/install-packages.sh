@@ -15,6 +15,10 @@ if [ "${#need[@]}" -eq 0 ]; then
     echo "docker-registry, htpasswd, containerd, runc and the CNI plugins already installed"
     exit 0
 fi
+# One apt-get of this project at a time: `make test` runs the checks' and the testbed's package installs side by side,
+# and `apt-get update` does not wait for apt's own lock.
+exec 9>>/tmp/kubeforge-apt.lock
+flock -w 900 9 || { echo "waited 15 minutes for another apt-get of this project" >&2; exit 1; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
