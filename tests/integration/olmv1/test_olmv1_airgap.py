@@ -25,6 +25,7 @@ import yaml
 from kubernetes import client as k8s
 from lib.mirrors import registries_conf
 from lib.olm_bundles import V1DEMO_PACKAGE, V1DEMO_VERSIONS
+from lib.polling import poll_until
 from lib.runners import run_module_subprocess
 from testbed import procs
 from testbed.registry import LocalRegistry
@@ -116,7 +117,9 @@ def test_install_from_the_mirror_with_the_source_registry_stopped(testbed, olmv1
         assert source.password not in json.dumps(mirrored) and olmv1["registry_password"] not in json.dumps(mirrored)
     finally:
         source.stop()
-    assert not procs.port_open(int(source.host.rsplit(":", 1)[1]))
+    # the source registry is down for the rest of the test (its process group may take a moment to let the port go)
+    port = int(source.host.rsplit(":", 1)[1])
+    poll_until(lambda: not procs.port_open(port), 30, describe=f"the source registry's port {port} to close")
 
     resources = tmp_path / "resources"
     idms = yaml.safe_load((resources / "imagedigestmirrorset.yaml").read_text())
