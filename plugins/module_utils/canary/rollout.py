@@ -396,6 +396,17 @@ def selected_canary_nodes(desired, observed):
     return tuple(sorted(node for node in set(observed.selected_nodes or ()) if node in hosts))
 
 
+def start_from_daemonset(desired, ds, now=None):
+    """The ``Action`` that starts the rollout, decided from the DaemonSet (a ``DaemonSetState``) alone, or None when
+    the decision is anything else or needs the pods: with ``canary_nodes`` or ``canary_node_selector`` the canary
+    nodes are those running a pod. Otherwise ``next_step`` starts the same way whatever pods run, so a caller can
+    start before it has listed them (a thousand pods take most of a second to list)."""
+    if desired.undo or desired.canary_nodes or desired.canary_node_selector:
+        return None
+    action = next_step(desired, Observed(daemonset=ds, pods=(), updated_hash=None, previous_template=None, now=now))
+    return action if action.kind == PATCH and action.reason == "CanaryStarted" else None
+
+
 def next_step(desired, observed):
     """The next ``Action`` of the canary rollout of ``desired.template`` given ``observed`` (pure)."""
     ds = observed.daemonset

@@ -5,9 +5,11 @@
 
 ``run(client, params, check_mode)`` reads the DaemonSet, its pods and its ControllerRevisions, asks the pure core
 what to do, carries the action out (a guarded JSON patch or pod deletions), records a core/v1 Event on the
-DaemonSet and asks again, driven by a watch of the three kinds (``k8s.observe``). A failed guard (the DaemonSet
-changed since it was read) is not an error: the next observation decides again. With ``wait: false`` one action is
-carried out per run; check mode sends the first patch as a server-side dry run and predicts ``changed``.
+DaemonSet and asks again, driven by a watch of the three kinds (``k8s.observe``). A start that does not depend on
+the pods (no canary nodes) is carried out from the first GET, while the watches are still listing. A failed guard
+(the DaemonSet changed since it was read) is not an error: the next observation decides again. With ``wait: false``
+one action is carried out per run; check mode sends the first patch as a server-side dry run and predicts
+``changed``.
 
 With ``canary_node_selector`` the nodes are listed (one LIST with the selector) only when a rollout starts; the
 canary nodes then live in the DaemonSet's annotations. With ``operator_condition`` the OperatorCondition's
@@ -168,6 +170,21 @@ class Rollout:
             self.sync_condition(annotations.get(canary.PHASE), annotations.get(canary.FAILURE))
         return observed, action
 
+    def start_early(self, ds):
+        """Start the rollout from ``ds`` as first read, before the watches have listed its pods, when the start does
+        not depend on them (``canary.start_from_daemonset``): at a thousand nodes the listing takes most of a second.
+        A failed guard, or an API server that is restarting, leaves the start to the watch loop's first decision."""
+        if self.desired is None:
+            self.desired = self._desired(ds)
+        action = canary.start_from_daemonset(self.desired, canary_observe.daemonset_state(ds), now=time.time())
+        if action is None:
+            return
+        try:
+            self.carry_out(ds, action)
+        except K8sError as exc:
+            if not self.tolerate(exc):
+                raise
+
     def sync_condition(self, phase, failure=None):
         """The OperatorCondition's ``Upgradeable`` for a DaemonSet in ``phase`` (when ``operator_condition`` is set)."""
         if self.condition is not None:
@@ -321,6 +338,7 @@ def _watch(rollout, timeout, ds):
         Source("revisions", "apps/v1", "ControllerRevision", rollout.namespace, label_selector=selector),
     ]
     state = {}
+    rollout.start_early(ds)
 
     def on_change(snapshot):
         ds = (snapshot.get("daemonset") or {}).get(rollout.name)

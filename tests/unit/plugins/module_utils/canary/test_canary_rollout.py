@@ -733,6 +733,22 @@ def test_next_step(desired, observed, kind, reason, expect):
         assert after_annotations[key] == value
 
 
+@pytest.mark.parametrize("desired, observed, kind, reason, expect", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_start_from_the_daemonset_alone_is_the_start_next_step_makes_with_the_pods(desired, observed, kind, reason, expect):
+    early = ro.start_from_daemonset(desired, observed.daemonset, observed.now)
+    if reason == "CanaryStarted" and not (desired.canary_nodes or desired.canary_node_selector):
+        assert early == ro.next_step(desired, observed)
+    else:
+        assert early is None
+
+
+def test_a_start_from_the_daemonset_alone_covers_starts_and_restarts():
+    """Both kinds of start are in the table above: a first one and one replacing an unfinished rollout."""
+    starts = [c for c in CASES if c[4] == "CanaryStarted" and ro.start_from_daemonset(c[1], c[2].daemonset, c[2].now) is not None]
+    assert any(c[2].daemonset.annotations.get(ro.PHASE) is None for c in starts)
+    assert any(c[2].daemonset.annotations.get(ro.PHASE) is not None for c in starts)
+
+
 def test_resume_never_depends_on_wait():
     """``wait`` only tells the caller to return after one action: the action is the same either way."""
     observed = seen(daemonset(ann=annotations(ro.CANARY), updated=1), NEW_READY)

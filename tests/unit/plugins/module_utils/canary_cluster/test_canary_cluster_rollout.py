@@ -107,7 +107,48 @@ def test_a_daemonset_deleted_during_the_watch_fails(monkeypatch):
     with pytest.raises(glue.CanaryError, match="was deleted during the rollout") as failure:
         glue.run(client, params(wait=True), False)
     assert "duration" in failure.value.result
-    assert client.writes() == []
+    # the start went out from the first GET, before the watch saw the DaemonSet gone; nothing after it
+    assert [write[:2] for write in client.writes()] == [("DaemonSet", "PATCH"), ("Event", "CREATE")]
+
+
+@pytest.mark.parametrize(
+    "extra, before_watch",
+    [
+        ({}, [("DaemonSet", "PATCH"), ("Event", "CREATE")]),  # the start does not depend on the pods
+        ({"canary_nodes": ["n1"]}, []),  # the canary nodes are those running a pod: the watch lists them first
+        ({"undo": True, "images": None}, []),  # not a start
+    ],
+)
+def test_a_start_without_canary_nodes_goes_out_before_the_watch_lists_the_pods(monkeypatch, extra, before_watch):
+    client = cluster()
+    writes = {}
+
+    def observe(_client, sources, on_change, timeout, **kwargs):
+        writes["before"] = [write[:2] for write in client.writes()]
+        raise glue.CanaryError("the watch was reached")
+
+    monkeypatch.setattr(glue, "observe", observe)
+    with pytest.raises(glue.CanaryError, match="the watch was reached"):
+        glue.run(client, params(wait=True, **extra), False)
+    assert writes["before"] == before_watch
+
+
+def test_a_start_from_the_first_read_whose_guard_fails_is_left_to_the_watch(monkeypatch):
+    client = cluster()
+    client.failures["DaemonSet"] = [api_exception(409, "the object has been modified")]
+    before_watch = []
+
+    def observe(_client, sources, on_change, timeout, **kwargs):
+        before_watch.extend(write[:2] for write in client.writes())
+        on_change({"daemonset": {"agent": client.stored("DaemonSet", "agent")}, "pods": {}, "revisions": {}})
+        raise glue.CanaryError("the watch decided once")
+
+    monkeypatch.setattr(glue, "observe", observe)
+    with pytest.raises(glue.CanaryError, match="the watch decided once"):
+        glue.run(client, params(wait=True), False)
+    assert before_watch == [("DaemonSet", "PATCH")]  # refused: no Event for it
+    assert [write[:2] for write in client.writes()] == [("DaemonSet", "PATCH"), ("DaemonSet", "PATCH"), ("Event", "CREATE")]
+    assert client.stored("DaemonSet", "agent")["metadata"]["annotations"][ro.PHASE] == ro.CANARY
 
 
 # ------------------------------------------------------------------------------------------- guarded patches
