@@ -96,6 +96,22 @@ def pod_state(pod):
     )
 
 
+# What pod_state, owned_by and pod_states' cache read of a pod, and nothing else (pod_fields).
+POD_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences", "deletionTimestamp")
+POD_STATUS = ("conditions", "containerStatuses", "initContainerStatuses")
+
+
+def pod_fields(pod):
+    """The part of a pod the rollout reads, as a pod dict: ``pod_state`` and ``owned_by`` give the same for it as for
+    the whole pod, which a watch can then drop (most of a pod is managedFields and spec)."""
+    meta, status = _metadata(pod), (pod or {}).get("status") or {}
+    return {
+        "metadata": {key: meta[key] for key in POD_METADATA if key in meta},
+        "spec": {"nodeName": ((pod or {}).get("spec") or {}).get("nodeName")},
+        "status": {key: status[key] for key in POD_STATUS if key in status},
+    }
+
+
 def owned_by(obj, ds):
     """True when the DaemonSet ``ds`` is the controller owner of ``obj`` (uid when both carry one)."""
     ds_meta = _metadata(ds)

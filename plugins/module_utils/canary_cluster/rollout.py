@@ -334,7 +334,7 @@ def _watch(rollout, timeout, ds):
     selector = _selector(ds)
     sources = [
         Source("daemonset", "apps/v1", "DaemonSet", rollout.namespace, rollout.name),
-        Source("pods", "v1", "Pod", rollout.namespace, label_selector=selector),
+        Source("pods", "v1", "Pod", rollout.namespace, label_selector=selector, reduce=canary_observe.pod_fields),
         Source("revisions", "apps/v1", "ControllerRevision", rollout.namespace, label_selector=selector),
     ]
     state = {}

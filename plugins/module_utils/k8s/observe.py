@@ -47,8 +47,12 @@ except ImportError:
 
 
 # optional: a source the caller can do without: when listing it is forbidden (403), it stays empty and a note says so.
-Source = namedtuple("Source", ["key", "api_version", "kind", "namespace", "name", "label_selector", "optional"])
-Source.__new__.__defaults__ = (None, None, None, False)
+# reduce: a function of one object that returns the part of it the caller reads (it must keep metadata.name); applied
+# in the watch thread as each object arrives, so the snapshot holds only that part: for many large objects (a
+# thousand pods, most of each one managedFields and spec) it saves the memory, the garbage collector's walks over
+# them, and freeing them when the module ends.
+Source = namedtuple("Source", ["key", "api_version", "kind", "namespace", "name", "label_selector", "optional", "reduce"])
+Source.__new__.__defaults__ = (None, None, None, False, None)
 
 # Server-side length of one watch request; a source re-lists after it (and after 410 Gone).
 WATCH_SECONDS = 300
@@ -121,13 +125,14 @@ def _list(resource, namespace, params):
 def _follow(resource, source, events, stop):
     """Thread body: list, then watch, forever (until ``stop``), pushing ``(kind, key, payload)`` to ``events``."""
     params = _selectors(source)
+    reduce = source.reduce or (lambda obj: obj)
     failures, failing_since, malformed = 0, None, 0
     while not stop.is_set():
         watcher = _k8s_watch.Watch()
         stream = None
         try:
             listing = _list(resource, source.namespace, params)
-            items = {_name(item): item for item in listing.get("items") or []}
+            items = {_name(item): reduce(item) for item in listing.get("items") or []}
             events.put((_LISTED, source.key, items))
             failures, failing_since = 0, None
             version = (listing.get("metadata") or {}).get("resourceVersion")
@@ -151,7 +156,7 @@ def _follow(resource, source, events, stop):
                     message = raw.get("message") if isinstance(raw, dict) else raw
                     raise K8sError(f"Watch error on {source.kind}: {message}")
                 if kind in ("ADDED", "MODIFIED", "DELETED"):
-                    events.put((kind, source.key, raw))
+                    events.put((kind, source.key, reduce(raw)))
             malformed = 0
         except (TypeError, KeyError, ValueError, UndecodableEvent) as exc:
             malformed += 1

@@ -1,6 +1,8 @@
 """canary.observe.pod_states with a cache: each pod object is read once per resourceVersion, results equal the
 uncached ones, changed, recreated, foreign and vanished pods are handled, and the cache does not grow."""
 
+import json
+
 import pytest
 from unit_testlib import real_kubelet_crash_loop_pod
 
@@ -142,3 +144,53 @@ def test_an_unschedulable_pod_carries_the_schedulers_reason():
     assert state.waiting == "Unschedulable: 0/4 nodes are available: 4 Insufficient cpu." and state.node is None
     assert "waiting: Unschedulable: 0/4 nodes" in rollout.describe_pod(state)
     assert rollout.crashing(state, 3) is None
+
+
+KWOK_POD = {
+    "metadata": {
+        "name": "agent-7xk2p",
+        "generateName": "agent-",
+        "namespace": NS,
+        "uid": "uid-n9",
+        "resourceVersion": "4711",
+        "creationTimestamp": "2026-11-23T10:00:00Z",
+        "labels": {"app": "agent", "controller-revision-hash": "h2", "pod-template-generation": "2"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "ds-uid", "controller": True, "blockOwnerDeletion": True}],
+        "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {}}}],
+    },
+    "spec": {
+        "nodeName": "n9",
+        "containers": [{"name": "agent", "image": "example.invalid/agent:2"}],
+        "tolerations": [{"operator": "Exists"}],
+        "affinity": {"nodeAffinity": {}},
+    },
+    "status": {
+        "phase": "Running",
+        "hostIP": "10.0.0.9",
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-23T10:00:05Z"}],
+        "containerStatuses": [{"name": "agent", "ready": True, "restartCount": 0, "state": {"running": {"startedAt": "2026-11-23T10:00:04Z"}}}],
+    },
+}
+UNSCHEDULED = {
+    "metadata": {"name": "agent-x"},
+    "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/4 nodes are available."}]},
+}
+TERMINATING = dict(pod("n3", 3, restarts=2, ready=False), metadata=dict(pod("n3", 3)["metadata"], deletionTimestamp="2026-11-23T10:01:00Z"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [KWOK_POD, real_kubelet_crash_loop_pod(), UNSCHEDULED, TERMINATING, pod("n1", 1), pod("n2", 2, owner="other-uid"), {}],
+    ids=["kwok", "crash-loop", "unschedulable", "terminating", "ready", "foreign", "empty"],
+)
+def test_the_fields_kept_of_a_pod_give_the_same_state_and_owner(value):
+    kept = obs.pod_fields(value)
+    assert obs.pod_state(kept) == obs.pod_state(value)
+    assert obs.owned_by(kept, daemonset()) == obs.owned_by(value, daemonset())
+    assert kept["metadata"].get("resourceVersion") == (value.get("metadata") or {}).get("resourceVersion")  # pod_states' cache key
+
+
+def test_the_fields_kept_of_a_pod_leave_out_managed_fields_and_the_spec():
+    kept = obs.pod_fields(KWOK_POD)
+    assert "managedFields" not in kept["metadata"] and kept["spec"] == {"nodeName": "n9"} and "hostIP" not in kept["status"]
+    assert len(json.dumps(kept)) < len(json.dumps(KWOK_POD))
