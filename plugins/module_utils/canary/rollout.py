@@ -84,6 +84,8 @@ STUCK_REASONS = frozenset(
     ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull", "ImageInspectError")
 )
 MAX_FAILURE_CHARS = 512
+# The reason of the action (and Event) that starts a rollout: start_from_daemonset recognises the start by it.
+STARTED_REASON = "CanaryStarted"
 
 # template: the complete new pod template (spec.template); batch: maxUnavailable of the fast phase (int or "N%");
 # timeouts in seconds (None: no limit), measured from the start of the phase; crash_restarts: a new pod in
@@ -404,7 +406,7 @@ def start_from_daemonset(desired, ds, now=None):
     if desired.undo or desired.canary_nodes or desired.canary_node_selector:
         return None
     action = next_step(desired, Observed(daemonset=ds, pods=(), updated_hash=None, previous_template=None, now=now))
-    return action if action.kind == PATCH and action.reason == "CanaryStarted" else None
+    return action if action.kind == PATCH and action.reason == STARTED_REASON else None
 
 
 def next_step(desired, observed):
@@ -534,7 +536,7 @@ def _start(desired, observed, phase):
         how += f"; left out, running no pod of it: {', '.join(left_out)}"
     replaced = f"; replaces the unfinished canary rollout in phase {phase}" if phase else ""
     message = f"start the canary rollout of DaemonSet {ds.namespace}/{ds.name} ({how}){replaced}"
-    return Action(PATCH, message, "CanaryStarted", patch=patch, event=Event("Normal", "CanaryStarted", message), phase=CANARY)
+    return Action(PATCH, message, STARTED_REASON, patch=patch, event=Event("Normal", STARTED_REASON, message), phase=CANARY)
 
 
 def _failure(desired, observed, message):
