@@ -151,7 +151,8 @@ def test_unknown_package_fails_fast_with_olm_reason(run_module, kubeconfig, cata
     elapsed = time.monotonic() - started
     assert result["failed"] and result["reason"] == "ConstraintsNotSatisfiable", result
     assert "no-such-operator" in result["msg"]
-    assert elapsed < 15, elapsed
+    # failed on OLM's reason, long before wait_timeout (180 s): seconds on CI, 15.7 s once on a machine twice as slow
+    assert elapsed < 60, elapsed
     finding = diagnosed(run_module, kubeconfig, catalog_ns, "no-such-operator", "ConstraintsNotSatisfiable")
     assert "the catalog of Subscription no-such-operator has no package no-such-operator" in finding["message"], finding
 
