@@ -159,6 +159,9 @@ def test_really_crash_looping_operator_fails_fast_with_the_kubelets_reason(
     assert any("this container crashes on purpose" in text for text in logs.values()), logs
 
 
+# Serial: a CatalogSource in the global catalog namespace takes part in every Subscription's resolution, so while its
+# registry pod is not serving, OLM fails the resolution of other tests' Subscriptions (seen in a parallel run).
+@pytest.mark.exclusive
 def test_unpack_in_the_global_catalog_namespace_is_watched(run_module, kubeconfig, real_node_namespace, unpack_catalogs, api):
     """OLM takes a Subscription's catalog from its own namespace or the global catalog namespace (the testbed's
     `olm`), and unpacks bundles with Jobs in the CatalogSource's namespace: with a global catalog, olm_operator still
