@@ -138,7 +138,14 @@ def read_extension_snapshot(client, name, events=50):
     return snap, notes
 
 
-def pod_logs(client, namespace, pods, lines):
+# The kubelet names a container its pod status still shows after its garbage collection removed it (a crash loop
+# restarts every few seconds and it keeps one dead container); the status catches up at its next sync.
+CONTAINER_GONE = "unable to retrieve container logs"
+LOG_ROUNDS = 3
+LOG_ROUND_PAUSE_SECONDS = 1.0
+
+
+def pod_logs(client, namespace, pods, lines, sleep=time.sleep):
     """``{"<pod>/<container>": text}``: the last ``lines`` of each stuck or crashed container (its previous run for a
     container that restarted). A node that serves no logs (KWOK's simulated ones) gives a note instead."""
     logs = {}
@@ -149,26 +156,33 @@ def pod_logs(client, namespace, pods, lines):
         if first_problem(POD_FAILURES, pod) is None:
             continue
         for container in (pod.get("status") or {}).get("containerStatuses") or []:
-            # A crashed container that is not running now is the current one; while it runs (or waits in back-off)
-            # again, what it said before is the previous one's log. A container that restarts meanwhile moves one to
-            # the other (and the kubelet removes the older one), so the other is asked too.
-            exited = bool((container.get("state") or {}).get("terminated"))
-            if not container.get("restartCount"):
-                attempts = [False]
-            else:
-                attempts = [False, True] if exited else [True, False]
-            key = f"{name_of(pod)}/{container.get('name')}"
-            for previous in attempts:
-                params = {"container": container.get("name"), "tailLines": lines}
-                if previous:
-                    params["previous"] = "true"
-                try:
-                    response = resource.log.get(name=name_of(pod), namespace=namespace, serialize=False, query_params=params)
-                    logs[key] = response.data.decode("utf-8", "replace")
-                    break
-                except Exception as exc:  # the node serves no logs, the container never ran: said in the bundle
-                    logs[key] = f"(no log: {excerpt(api_error_message(exc))})"
+            logs[f"{name_of(pod)}/{container.get('name')}"] = _container_log(resource, namespace, name_of(pod), container, lines, sleep)
     return logs
+
+
+def _container_log(resource, namespace, pod_name, container, lines, sleep):
+    # A crashed container that is not running now is the current one; while it runs (or waits in back-off) again,
+    # what it said before is the previous one's log. A container that restarts meanwhile moves one to the other (and
+    # the kubelet removes the older one), so the other is asked too.
+    exited = bool((container.get("state") or {}).get("terminated"))
+    if not container.get("restartCount"):
+        attempts = [False]
+    else:
+        attempts = [False, True] if exited else [True, False]
+    for round_ in range(LOG_ROUNDS):
+        if round_:
+            sleep(LOG_ROUND_PAUSE_SECONDS)
+        for previous in attempts:
+            params = {"container": container.get("name"), "tailLines": lines}
+            if previous:
+                params["previous"] = "true"
+            try:
+                return resource.log.get(name=pod_name, namespace=namespace, serialize=False, query_params=params).data.decode("utf-8", "replace")
+            except Exception as exc:  # the node serves no logs, the container never ran: said in the bundle
+                message = api_error_message(exc)
+        if CONTAINER_GONE not in message:
+            break
+    return f"(no log: {excerpt(message)})"
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

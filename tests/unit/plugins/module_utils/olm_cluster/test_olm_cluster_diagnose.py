@@ -80,3 +80,59 @@ def test_the_tarball_is_written_atomically_or_not_at_all(tmp_path, check_mode):
         names = tar.getnames()
     assert "olm-diagnose-demo-x/summary.txt" in names and "olm-diagnose-demo-x/objects/csvs.json" in names
     assert [p.name for p in dest.parent.iterdir()] == ["bundle.tar.gz"]  # no temporary file left
+
+
+class LogError(Exception):
+    def __init__(self, message):
+        super().__init__(message)
+        self.body = json.dumps({"kind": "Status", "message": message})
+
+
+class LogResource:
+    """A Pod resource's ``log`` sub-resource answering from a script: one answer (text or error message) per call."""
+
+    def __init__(self, answers):
+        self.answers, self.asked = list(answers), []
+        self.log = self
+
+    def get(self, name, namespace, serialize, query_params):
+        self.asked.append(query_params.get("previous") == "true")
+        answer = self.answers.pop(0)
+        if answer.startswith("!"):
+            raise LogError(answer[1:])
+        return type("Response", (), {"data": answer.encode()})()
+
+
+GONE = "!unable to retrieve container logs for containerd://5d82b87d"
+WAITING = {"restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}}, "lastState": {"terminated": {"exitCode": 1}}}
+EXITED = {"restartCount": 4, "state": {"terminated": {"exitCode": 1}}}
+
+
+@pytest.mark.parametrize(
+    "container, answers, asked, text, pauses",
+    [
+        # A container in back-off said its last words in its previous run; one that has exited, in its current one.
+        (WAITING, ["crashes on purpose"], [True], "crashes on purpose", 0),
+        (EXITED, ["crashes on purpose"], [False], "crashes on purpose", 0),
+        # A restart in between: the other run is asked.
+        (WAITING, ["!previous terminated container not found", "crashes on purpose"], [True, False], "crashes on purpose", 0),
+        # Never restarted: only the current run exists.
+        ({"restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff"}}}, ["!container is waiting to start"], [False],
+         "(no log: container is waiting to start)", 0),
+        # The kubelet's status still names a container its garbage collection removed: asked again after a pause.
+        (WAITING, [GONE, GONE, "crashes on purpose"], [True, False, True], "crashes on purpose", 1),
+        # ... a bounded number of times.
+        (WAITING, [GONE] * 6, [True, False] * 3, "(no log: unable to retrieve container logs for containerd://5d82b87d)", 2),
+        # A node that serves no logs at all is not asked again.
+        (WAITING, ["!no logs on a simulated node"] * 2, [True, False], "(no log: no logs on a simulated node)", 0),
+    ],
+)
+def test_pod_logs_ask_the_run_that_spoke_and_outlast_the_kubelets_garbage_collection(monkeypatch, container, answers, asked, text, pauses):
+    resource = LogResource(answers)
+    monkeypatch.setattr(glue, "find_resource", lambda client, kind, api_version: resource)
+    pod = {"metadata": {"name": "op-1"}, "status": {"containerStatuses": [dict(container, name="manager", ready=False)]}}
+    slept = []
+    logs = glue.pod_logs(None, "demo", [pod], 20, sleep=slept.append)
+    assert logs == {"op-1/manager": text}
+    assert resource.asked == asked and slept == [glue.LOG_ROUND_PAUSE_SECONDS] * pauses
+    assert resource.answers == []
