@@ -79,6 +79,8 @@ options:
     description:
       - How many of the last lines of each stuck or crashed operator container go into the tarball (its previous run's
         when it restarted). V(0) for none. Only with O(dest).
+      - A crash-looping container's log that the kubelet cannot find because it has just replaced that run is asked
+        for again, at most three times, a second apart.
       - Refused without O(dest) when it differs from the default (logs are only written into the tarball).
     type: int
     default: 50
