@@ -202,9 +202,13 @@ class FakeDynamicClient:
 
     # ---------------------------------------------------------------------------------------------- reads
 
-    def request(self, method, path):
-        """A discovery document: ``/apis/<group>/<version>``."""
+    def request(self, method, path, serialize=True):
+        """A discovery document: ``/apis/<group>/<version>``; ``/readyz``: "ok" unless ``errors["readyz"]``."""
         self.requests.append(("discovery", method, path, None))
+        if path == "/readyz":
+            if "readyz" in self.errors:
+                raise self.errors["readyz"]
+            return "ok"
         if "discovery" in self.errors:
             raise self.errors["discovery"]
         if path[len("/apis/") :] not in {api_version for api_version, _kind in self.resources.served}:

@@ -94,11 +94,19 @@ def invalidate_discovery_cache(client):
     discoverer.invalidate_cache()
 
 
+# A starting API server answers discovery before its CRDs' groups are in it (seen on the testbed: /apis without them
+# for ~1.8 s after it listens, while /readyz fails): a kind missing then is a 503 that callers ride out like the
+# restart itself, not an unknown kind.
+HTTP_UNAVAILABLE = 503
+
+
 def find_resource(client, kind, api_version, refresh_on_miss=True):
     """Return the dynamic ``Resource`` for ``kind``/``api_version``.
 
-    On a miss, the discovery cache is invalidated once and the lookup retried (a CRD may have been created after
-    the cache was written). Raises ``K8sError`` if the kind is still unknown or ambiguous.
+    On a miss, the discovery cache is invalidated and the lookup retried (a CRD may have been created after the
+    cache was written); if the kind is still missing, once more after the API server's /readyz is ok (a starting
+    server's discovery lacks its CRDs' groups for a moment). Raises ``K8sError`` if the kind is still unknown or
+    ambiguous, with status 503 (a transient error) while /readyz fails.
     """
     lookup = client.resource if isinstance(client, K8SClient) else _lookup_on_dynamic(client)
     try:
@@ -110,7 +118,27 @@ def find_resource(client, kind, api_version, refresh_on_miss=True):
     try:
         return lookup(kind, api_version)
     except (ResourceNotFoundError, ResourceNotUniqueError):
+        pass
+    # /readyz answers a starting server only once it is ready (or fails): then discovery is complete.
+    if _api_server_starting(client):
+        raise K8sError(
+            f"{api_version}.{kind} is not in the API server's discovery yet: the API server is starting (its /readyz is not ok)", status=HTTP_UNAVAILABLE
+        )
+    invalidate_discovery_cache(client)
+    try:
+        return lookup(kind, api_version)
+    except (ResourceNotFoundError, ResourceNotUniqueError):
         raise _not_found(kind, api_version) from None
+
+
+def _api_server_starting(client):
+    """True when the API server's /readyz fails (5xx) or does not answer; an answer it refuses (401/403) says nothing."""
+    try:
+        dynamic_client(client).request("GET", "/readyz", serialize=False)
+    except Exception as exc:  # noqa: BLE001 - any failure to answer is judged by its status below
+        status = api_error_status(exc)
+        return status is None or status >= 500
+    return False
 
 
 def _lookup_on_dynamic(dyn):

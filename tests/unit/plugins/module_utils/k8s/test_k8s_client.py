@@ -11,6 +11,7 @@ from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import client as kf_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import transient_error
 
 
 def test_kubeconfig_from_env_uses_current_context(monkeypatch, kubeconfig_file, fake_module):
@@ -155,11 +156,11 @@ def test_find_resource_refreshes_discovery_once_on_miss():
     assert dyn.resources.invalidations == 1
 
 
-def test_find_resource_gives_up_after_one_refresh():
+def test_find_resource_gives_up_after_the_ready_server_refreshed_too():
     dyn = served_after_refresh()
     with pytest.raises(K8sError, match="Failed to find exact match for example.com/v1.Widget"):
         kf_client.find_resource(dyn, "Widget", "example.com/v1")
-    assert dyn.resources.invalidations == 1
+    assert dyn.resources.invalidations == 2 and dyn.requests == [("discovery", "GET", "/readyz", None)]
 
 
 def test_find_resource_without_refresh():
@@ -174,3 +175,45 @@ def test_invalidate_discovery_cache_through_k8sclient():
     client = K8SClient(configuration=None, client=dyn)
     kf_client.invalidate_discovery_cache(client)
     dyn.resources.invalidate_cache.assert_called_once_with()
+
+
+@pytest.mark.parametrize(
+    "readyz_error, status, message",
+    [
+        # A starting API server: /readyz fails or does not answer; the kind is said to be missing for now (503, which
+        # every wait and guarded write rides out like the restart).
+        (ApiException(status=500, reason="Internal Server Error"), 503, "example.com/v1.Widget is not in the API server's discovery yet"),
+        (ConnectionRefusedError(111, "Connection refused"), 503, "the API server is starting"),
+        # A ready server, or one that does not let us ask: the kind is unknown.
+        (None, None, "Failed to find exact match for example.com/v1.Widget"),
+        (ApiException(status=403, reason="Forbidden"), None, "Failed to find exact match for example.com/v1.Widget"),
+    ],
+)
+def test_a_kind_missing_while_the_api_server_starts_is_transient(readyz_error, status, message):
+    dyn = FakeDynamicClient(served=(), cached=(), errors={"readyz": readyz_error} if readyz_error else {})
+    with pytest.raises(K8sError, match=message) as caught:
+        kf_client.find_resource(dyn, "Widget", "example.com/v1")
+    assert caught.value.status == status
+    assert transient_error(caught.value) is (status == 503)
+    assert dyn.requests == [("discovery", "GET", "/readyz", None)] and dyn.resources.invalidations == (1 if status == 503 else 2)
+
+
+class ServedOnceReady(FakeDynamicClient):
+    """A starting server: its discovery gains the kind when /readyz (which waits until the server is ready) answers."""
+
+    def request(self, method, path, serialize=True):
+        answer = super().request(method, path, serialize)
+        self.resources.served.add(("example.com/v1", "Widget"))
+        return answer
+
+
+def test_a_kind_served_once_the_server_is_ready_is_found():
+    dyn = ServedOnceReady(served=(), cached=())
+    assert kf_client.find_resource(dyn, "Widget", "example.com/v1").kind == "Widget"
+    assert dyn.resources.invalidations == 2
+
+
+def test_a_kind_found_after_the_refresh_does_not_ask_readyz():
+    dyn = FakeDynamicClient(served=[("example.com/v1", "Widget")], cached=())
+    assert kf_client.find_resource(dyn, "Widget", "example.com/v1").kind == "Widget"
+    assert dyn.requests == []

@@ -15,7 +15,9 @@ def test_a_cluster_without_the_scc_api_fails_clearly():
         glue.scc_resource(dyn)
     assert "this cluster has no SecurityContextConstraints API (security.openshift.io/v1)" in str(info.value)
     assert "SCCs exist only on OpenShift" in str(info.value)
-    assert dyn.resources.lookups == [("security.openshift.io/v1", "SecurityContextConstraints")] * 2 and dyn.resources.invalidations == 1
+    # Looked up, again after a refresh, and once more after the API server said it is ready (k8s.client.find_resource).
+    assert dyn.resources.lookups == [("security.openshift.io/v1", "SecurityContextConstraints")] * 3 and dyn.resources.invalidations == 2
+    assert dyn.requests == [("discovery", "GET", "/readyz", None)]
 
 
 @pytest.mark.parametrize("extra", [{"base": "nonroot-v2"}, {"volumes": ["nfs"]}, {"privileged": False}])
