@@ -16,8 +16,8 @@ canary annotation left. Targets: ours/native wall time <= 1.10 (medians) and our
 
 The nodes are ``bench-node-<run id>-<i>`` (new names in every run), labelled and tainted
 ``kubeforge.io/bench=canary`` (NoSchedule): only the benchmark's DaemonSets (nodeSelector + toleration) run there,
-and no other workload on the shared testbed lands on them. They, the namespace and the DaemonSets are deleted at the end (``--keep`` keeps them). The testbed is
-brought up when it is not running, and never restarted.
+and no other workload on the shared testbed lands on them. They, the namespace and the DaemonSets are deleted at
+the end (``--keep`` keeps them). The testbed is brought up when it is not running, and never restarted.
 
     .venv/bin/python benchmarks/canary/run.py [--nodes 100:3,1000:2] [--out r.json] [--markdown r.md]
 
