@@ -19,11 +19,15 @@ description:
     template together with C(maxUnavailable=1), so the DaemonSet controller replaces the pod of one node only (the
     canary). Once a pod of the new revision is available, the rollout continues in batches of O(batch) nodes; when
     every node runs the new revision, the original C(updateStrategy) is restored.
-  - A new pod in C(CrashLoopBackOff) with O(crash_restarts) restarts or more, a pod stuck pulling its image, or
-    O(canary_timeout) / O(rollout_timeout) expiring fail the rollout. With O(on_failure=halt), C(maxUnavailable)
-    stays 1 and the failing pod is unavailable, so no other node is touched; with O(on_failure=rollback), the
-    template of the previous ControllerRevision is applied again (like C(kubectl rollout undo)) and the strategy is
-    restored.
+  - A new pod in C(CrashLoopBackOff) with O(crash_restarts) restarts or more, a pod stuck pulling its image
+    (C(ErrImagePull) or C(ImagePullBackOff), the reasons the kubelet alternates), a container that cannot be
+    created, or O(canary_timeout) / O(rollout_timeout) expiring fail the rollout. With O(on_failure=halt),
+    C(maxUnavailable) stays 1 and the failing pod is unavailable, so no other node is touched; with
+    O(on_failure=rollback), the template of the previous ControllerRevision is applied again (like C(kubectl rollout
+    undo)) and the strategy is restored. The halt's message names the ways on - a fixed template, O(undo=true), or
+    O(on_failure=rollback) with the same template.
+  - A DaemonSet on a single node (C(desiredNumberScheduled) 1) is warned of when the rollout starts - its canary is
+    the whole DaemonSet, so no node keeps the previous revision while the canary is judged.
   - The progress is kept in C(operators.kubeforge.io/canary-*) annotations of the DaemonSet, so a run that was
     interrupted, or a run with O(wait=false) (one step per run, for operator reconciles), is resumed by the next run.
     Every patch is a JSON patch guarded by the DaemonSet's C(resourceVersion); when someone else changed the
@@ -81,7 +85,9 @@ options:
   on_failure:
     description:
       - V(halt) leaves the DaemonSet with C(maxUnavailable=1) and the new template, one node running the failing
-        revision, and fails (RV(phase=halted)); a later run with a fixed template starts a new rollout.
+        revision, and fails (RV(phase=halted)); a later run with a fixed template starts a new rollout, a run with
+        O(undo=true) rolls the halted rollout back (and succeeds), and a run with O(on_failure=rollback) and the same
+        template rolls it back too (and fails, RV(phase=rolledback)).
       - V(rollback) applies the previous revision's template again, waits for it on every node, restores the
         strategy and fails (RV(phase=rolledback)). A rollback (or an O(undo)) whose pods do not come up either -
         they crash-loop O(crash_restarts) times, or it is not complete within O(rollout_timeout) - fails with
@@ -339,6 +345,7 @@ diff:
   type: dict
 """
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.args import rollout_options
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.rollout import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
@@ -352,11 +359,7 @@ def argspec():
         "namespace": {"type": "str", "required": True},
         "template": {"type": "dict"},
         "images": {"type": "dict"},
-        "batch": {"type": "str", "default": "10%"},
-        "canary_timeout": {"type": "int", "default": 300},
-        "rollout_timeout": {"type": "int", "default": 1800},
-        "crash_restarts": {"type": "int", "default": 3},
-        "canary_ready_seconds": {"type": "int", "default": 5},
+        **rollout_options(),
         "on_failure": {"type": "str", "choices": ["halt", "rollback"], "default": "halt"},
         "canary_nodes": {"type": "list", "elements": "str"},
         "canary_node_selector": {"type": "str"},

@@ -27,7 +27,10 @@ description:
     namespace), V(InstallPlanCarriesOtherOperators) (a plan waiting for approval that would also install or upgrade
     other operators), V(InstallModeMismatch) (the OperatorGroup does not
     fit the CSV''s install modes, or there are none or several), V(PodSecurityRejected), V(SCCRejected),
-    V(CrashLoop), V(ImagePullFailed) (with what to check when no mirror covers the image), V(BundleUnpackFailed),
+    V(CrashLoop) (naming the container, its image, its last exit code and reason such as C(Error) or C(OOMKilled),
+    and the last five lines of its log, or briefly why there is none), V(ImagePullFailed) (naming the container and
+    its image, with what to check when no mirror covers it; the kubelet alternates C(ErrImagePull) and
+    C(ImagePullBackOff) while a pull fails, and either is this finding), V(BundleUnpackFailed),
     V(CatalogNotServing), V(PackageServerUnavailable), V(CSVFailed) for other failed CSVs, and OLM''s own reason for
     other resolution failures.'
   - 'With O(cluster_extension), the same for an OLM v1 ClusterExtension: it reads the ClusterExtension, the
@@ -48,6 +51,9 @@ description:
     C(last-applied-configuration) masked), the last
     log lines of the stuck or crashed containers of the operator's pods (where the node serves logs), RV(findings) as
     C(findings.json) and RV(summary) as C(summary.txt). Secrets are not listed.
+  - The stuck and crashed containers' logs are read once, for the V(CrashLoop) findings and the tarball alike (at
+    least five lines each, O(log_lines) with O(dest)); a container that has not run yet (its image cannot be pulled)
+    is not asked for one.
   - Read-only on the cluster.
 options:
   namespace:
@@ -78,7 +84,8 @@ options:
   log_lines:
     description:
       - How many of the last lines of each stuck or crashed operator container go into the tarball (its previous run's
-        when it restarted). V(0) for none. Only with O(dest).
+        when it restarted). V(0) for none. Only with O(dest). A V(CrashLoop) finding quotes the last five lines
+        either way.
       - A crash-looping container's log that the kubelet cannot find because it has just replaced that run is asked
         for again, at most three times, a second apart.
       - Refused without O(dest) when it differs from the default (logs are only written into the tarball).
@@ -168,6 +175,19 @@ counts:
     - C(clustercatalogs), C(deployments) (those the ClusterExtension installed), C(replicasets), C(pods), C(events),
       C(controllers) (OLM v1's Deployments) with O(cluster_extension).
   returned: always
+  type: dict
+overview:
+  description:
+    - What OLM shows in the namespace, in brief, from the same read as RV(findings) - for a report that shows it
+      beside the causes (the P(kubeforge.operators.olm_operator#role) role's failure message).
+    - C(subscriptions) (C(name), C(package), C(source), C(source_namespace), C(channel), C(approval), C(state),
+      C(installed_csv), C(current_csv), and C(conditions), those with status C(True)), C(install_plans) (C(name),
+      C(phase), C(approved), C(approval), C(csvs), and C(conditions), those with status C(False)), oldest first,
+      C(csvs) (C(name), C(phase), C(reason), C(message); not OLM's copies), oldest first, C(catalog_sources) (C(name),
+      C(namespace), C(state), C(address), C(last_connect), C(reason), C(message)), C(events) (the latest O(events)
+      Warning events, oldest first - C(time), C(kind) and C(name) of the object, C(reason), C(message), C(count)) and
+      C(events_total) (how many Warning events the namespace has).
+  returned: without O(cluster_extension)
   type: dict
 namespace:
   description: The ClusterExtension's install namespace (its C(spec.namespace)).

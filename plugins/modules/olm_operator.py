@@ -25,14 +25,25 @@ description:
     other Subscriptions' CSVs is reported and left unapproved.
   - With O(version), pins the version (C(startingCSV) and Manual approval) and upgrades an installed operator
     one InstallPlan at a time along the channel's upgrade graph until that version; never past it.
-  - Fails as soon as OLM reports a terminal problem, with OLM's message - ResolutionFailed
+  - 'Fails as soon as OLM reports a terminal problem, with OLM''s message - ResolutionFailed
     (ConstraintsNotSatisfiable), a failed bundle unpack or InstallPlan, a C(Failed) CSV (for example
     InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource (also an image
     catalog whose registry pod cannot start - crash loop, image pull, container creation) - and when the
-    operator's pods cannot be created (the ReplicaSet's FailedCreate message, for example a Pod Security
-    admission rejection) or crash-loop, instead of waiting for OLM's 5-minute install timeout. Two states OLM
-    would wait on for good fail 30 s in - a CSV C(Pending) with C(RequirementsNotMet) (each requirement that is
-    not present is named) and an operator pod the scheduler has not placed (the scheduler's message).
+    operator''s pods cannot be created (the ReplicaSet''s FailedCreate message, for example a Pod Security
+    admission rejection), crash-loop or cannot pull their image (once the kubelet backs off), instead of waiting for
+    OLM to fail the CSV. A failure found in the pods leads the message, followed by what OLM shows for the CSV (its
+    phase and message). Two states OLM would wait on for good fail 30 s in - a CSV C(Pending) with
+    C(RequirementsNotMet) (each requirement that is not present is named) and an operator pod the scheduler has not
+    placed (the scheduler''s message).'
+  - 'OLM v0.46.0 itself fails a CSV whose Deployment does not become ready (C(Failed), reason C(InstallCheckFailed))
+    only once the CSV has been in phase C(Installing) for 5 minutes (message C(install timeout);
+    C(pkg/controller/operators/olm/operator.go), counted from the CSV''s C(status.lastTransitionTime), which every
+    phase change restarts, for example a return to C(InstallReady)), or once the Deployment reports
+    C(ProgressDeadlineExceeded) after its C(progressDeadlineSeconds) (600 s unless the CSV''s Deployment spec sets
+    it; message C(install failed: deployment ... not ready before timeout); C(pkg/controller/install/status_viewer.go)
+    and C(deployment.go)). OLM retries the first at once (C(NeedsReinstall), then C(Installing) again, for another 5
+    minutes), not the second; on the project''s testbed a crash-looping operator''s CSV was C(Failed) for a moment at 5
+    minutes and for good at 10.'
   - Three transient states are waited past, not failed on - a ResolutionFailed recorded before the CatalogSource
     is C(READY) (OLM resolves a Subscription made with its catalog before connecting to it; a failure recorded with
     the catalog C(READY) stays final after a 5 s grace), a ResolutionFailed while the InstallPlan the module approved
@@ -287,8 +298,10 @@ state:
   returned: when the module waited
   type: dict
 duration:
-  description: Seconds the module spent.
-  returned: state is present
+  description:
+    - Seconds the module spent; in a failure or timeout, the seconds until it failed (so a role's report can tell
+      what it adds).
+  returned: state is present, and in a failure
   type: float
 diff:
   description: The Subscription before and after (with C(--diff)).

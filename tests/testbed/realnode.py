@@ -175,6 +175,25 @@ def registry_hosts_toml(registry: dict, server: str = None) -> str:
     return f'server = "https://{server or host}"\n[host."https://{host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "{registry["ca_file"]}"\n'
 
 
+# Registries whose images must fail to pull (the KWOK stages' images, bundles that name no real operator image): the
+# real node's containerd is sent to a loopback port nothing listens on (1, tcpmux: privileged, and the testbed never
+# binds it) instead of its own resolver, so such a pull fails at once with "connection refused" and no DNS query or
+# connection for these names ever leaves the machine. The hosts.toml names that port as its one [host] and as its
+# ``server`` (containerd tries the [host] entries, then the server; without a server it would try the registry's own
+# name last). containerd 1.6 rejects a hosts.toml without a [host] table ("invalid `host` tree", seen on the testbed)
+# and then pulls from the name itself.
+UNPULLABLE_REGISTRIES = ("example.invalid",)
+REFUSING_REGISTRY = "https://127.0.0.1:1"
+
+
+def refusing_hosts_toml() -> str:
+    """containerd's hosts.toml that sends every pull from a registry of UNPULLABLE_REGISTRIES to REFUSING_REGISTRY."""
+    return (
+        "# kubeforge testbed: images of this registry must fail to pull, without a DNS query\n"
+        f'server = "{REFUSING_REGISTRY}"\n[host."{REFUSING_REGISTRY}"]\n  capabilities = ["pull", "resolve"]\n'
+    )
+
+
 def cni_config(base: Path, service_cidr: str) -> dict:
     """The bridge plugin without gateway or masquerade: pods get an address, the bridge route and a route to the
     Service CIDR through the host's bridge address (kube-proxy translates it there), nothing else."""
@@ -584,6 +603,9 @@ def write_configs(base: Path, registry: dict, sandbox_image: str, ca_file: str, 
     hosts = base / "certs.d" / registry["host"]
     hosts.mkdir(parents=True, exist_ok=True)
     (hosts / "hosts.toml").write_text(registry_hosts_toml(registry))
+    for unpullable in UNPULLABLE_REGISTRIES:
+        (base / "certs.d" / unpullable).mkdir(parents=True, exist_ok=True)
+        (base / "certs.d" / unpullable / "hosts.toml").write_text(refusing_hosts_toml())
     password = Path(registry["password_file"]).read_text().strip()
     containerd_file = base / "containerd" / "config.toml"
     tmp = containerd_file.with_suffix(".tmp")

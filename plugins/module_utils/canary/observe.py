@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary.rollout import (
     REVISION_HASH_LABEL,
     DaemonSetState,
@@ -53,17 +54,6 @@ def daemonset_state(ds):
     )
 
 
-def _crashed(container, init=False):
-    """CrashLoopBackOff for a restarted container whose state is a termination: between the restarts of a crash loop
-    a real kubelet (v1.35.4, containerd 1.6) keeps reporting ``terminated`` (reason Error, or Completed for a program
-    that exits 0), never ``waiting: CrashLoopBackOff``. A DaemonSet's containers run for good, so any exit of one
-    restarted before is a crash; an init container that exits 0 has done its work."""
-    terminated = (container.get("state") or {}).get("terminated") or {}
-    if terminated and _int(container.get("restartCount")) > 0 and (terminated.get("exitCode") not in (None, 0) or not init):
-        return "CrashLoopBackOff"
-    return None
-
-
 def pod_state(pod):
     """Node, readiness, revision hash, restarts and the first waiting reason of one pod."""
     meta, spec, status = _metadata(pod), pod.get("spec") or {}, pod.get("status") or {}
@@ -79,7 +69,8 @@ def pod_state(pod):
     restarts = max([_int(c.get("restartCount")) for c, _init in containers] or [0])
     waiting = None
     for container, init in containers:
-        reason = ((container.get("state") or {}).get("waiting") or {}).get("reason") or _crashed(container, init)
+        # a restarted container that is terminated between the restarts of a crash loop counts as CrashLoopBackOff
+        reason = podstatus.container_waiting(container, done_on_exit_0=init).get("reason")
         if reason:
             waiting = reason
             break

@@ -37,6 +37,7 @@ import hashlib
 import json
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time, parse_time
 
@@ -79,10 +80,6 @@ DEFAULT_STRATEGY = {"type": ROLLING_UPDATE, "rollingUpdate": {"maxUnavailable": 
 CANARY_STRATEGY = DEFAULT_STRATEGY
 ON_DELETE_STRATEGY = {"type": ON_DELETE}
 
-# Waiting reasons that do not resolve by themselves; CrashLoopBackOff counts from ``crash_restarts`` restarts.
-STUCK_REASONS = frozenset(
-    ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull", "ImageInspectError")
-)
 MAX_FAILURE_CHARS = 512
 # The reason of the action (and Event) that starts a rollout: start_from_daemonset recognises the start by it.
 STARTED_REASON = "CanaryStarted"
@@ -323,12 +320,9 @@ def available(pod, ds, now, at_least=0):
 
 
 def crashing(pod, crash_restarts):
-    """The reason a pod will not become ready by itself, or None."""
-    if pod.waiting == "CrashLoopBackOff" and (pod.restarts or 0) >= crash_restarts:
-        return "CrashLoopBackOff"
-    if pod.waiting in STUCK_REASONS:
-        return pod.waiting
-    return None
+    """The reason a pod will not become ready by itself, or None: a waiting reason of podstatus's one table, a crash
+    loop only from ``crash_restarts`` restarts on."""
+    return pod.waiting if podstatus.stuck(pod.waiting, pod.restarts, crash_restarts) else None
 
 
 def rollout_complete(ds):
@@ -454,8 +448,7 @@ def next_step(desired, observed):
             return _rollback(desired, observed, annotations.get(FAILURE) or "halted earlier")
         return Action(
             HALTED,
-            f"the canary rollout is halted: {annotations.get(FAILURE) or 'no reason recorded'}. At most one node runs the new revision; "
-            "fix the template and run again, or run with on_failure=rollback",
+            f"the canary rollout is halted: {annotations.get(FAILURE) or 'no reason recorded'}. {halted_choices(ds)}",
             "Halted",
             phase=HALTED_PHASE,
         )
@@ -539,6 +532,31 @@ def _start(desired, observed, phase):
     return Action(PATCH, message, STARTED_REASON, patch=patch, event=Event("Normal", STARTED_REASON, message), phase=CANARY)
 
 
+def halted_choices(ds):
+    """What a halted rollout leaves running, and the ways on from it (the module's options)."""
+    nodes = canary_nodes_of(ds)
+    where = f"Only the canary nodes ({', '.join(nodes)}) run the new revision" if nodes else "At most one node runs the new revision"
+    return (
+        f"{where}. Fix the template and run again (a new rollout replaces this one); or roll back to the previous "
+        "revision with undo=true (without template or images: the previous revision runs on every node again, the update "
+        "strategy is restored and the rollout's annotations removed; the run succeeds), or with on_failure=rollback and the "
+        "same template (the same rollback, but the run fails in phase rolledback and this template stays refused until it "
+        "changes)"
+    )
+
+
+def start_warnings(ds):
+    """Warnings for a rollout that starts on DaemonSet ``ds`` (a ``DaemonSetState``): on a single node the canary is
+    the whole DaemonSet, so nothing keeps the previous revision running while the canary is judged."""
+    if (ds.desired or 0) == 1:
+        return [
+            f"DaemonSet {ds.namespace}/{ds.name} runs on a single node: the canary is the whole DaemonSet, so no node keeps "
+            "running the previous revision while the canary is judged (a failure takes the DaemonSet's only pod down until "
+            "on_failure=rollback or undo=true brings the previous revision back)"
+        ]
+    return []
+
+
 def _failure(desired, observed, message):
     ds = observed.daemonset
     message = message[:MAX_FAILURE_CHARS]
@@ -549,9 +567,8 @@ def _failure(desired, observed, message):
     annotations = dict(_phase_annotations(HALTED_PHASE, observed.now), **{FAILURE: message})
     strategy = None if canary_nodes_of(ds) else CANARY_STRATEGY
     patch = json_patch(ds, strategy=strategy, annotations=annotations)
-    return Action(
-        PATCH, f"halt the canary rollout: {message}", "CanaryFailed", patch=patch, event=Event("Warning", "CanaryFailed", message), phase=HALTED_PHASE
-    )
+    text = f"halt the canary rollout: {message}. {halted_choices(ds)}"
+    return Action(PATCH, text, "CanaryFailed", patch=patch, event=Event("Warning", "CanaryFailed", message), phase=HALTED_PHASE)
 
 
 def _rollback(desired, observed, message):

@@ -197,7 +197,10 @@ class Rollout:
         the step that ends one."""
         if action.kind not in (canary.PATCH, canary.DELETE_PODS):
             return True
-        after = canary.patched_annotations(canary_observe.daemonset_state(ds), action.patch or [])
+        state = canary_observe.daemonset_state(ds)
+        if action.reason == canary.STARTED_REASON:
+            self.warnings.extend(w for w in canary.start_warnings(state) if w not in self.warnings)
+        after = canary.patched_annotations(state, action.patch or [])
         failure = after.get(canary.FAILURE)
         if action.phase in BLOCKING:
             self.sync_condition(action.phase, failure)
@@ -414,6 +417,8 @@ def run(client, params, check_mode):
     except KubeforgeError as exc:
         rollout.send_events(last=True)
         exc.result.setdefault("duration", seconds_since(started))
+        if rollout.warnings:  # a failed run warns too (a single-node DaemonSet's canary halted it)
+            exc.result.setdefault("warnings", list(rollout.warnings))
         raise
     rollout.send_events(last=True)
 

@@ -22,14 +22,14 @@ __metaclass__ = type
 import re
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
+from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import READY, connection_state
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
-    POD_FAILURES,
     UNPACK_REF_LABEL,
     condition,
     csv_deployment_names,
-    first_problem,
     is_copied_csv,
     metadata,
     name_of,
@@ -37,13 +37,17 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     owned_by,
     spec,
     status,
+    stuck_container,
 )
 
 Finding = namedtuple("Finding", ["cause", "message", "fix", "objects"])
 
 # snapshot keys: namespace, package (or None), subscriptions, installplans, csvs, operatorgroups, catalogsources (of
 # the namespace and of every catalog a Subscription names), pods, replicasets, events (Warning events of the
-# namespace), packageserver (the APIService v1.packages.operators.coreos.com, or None when the cluster has none).
+# namespace), packageserver (the APIService v1.packages.operators.coreos.com, or None when the cluster has none),
+# logs (optional: {"<pod>/<container>": the last lines of its log, or NO_LOG + why there is none}, read once by the
+# caller for the stuck pods of operator_pods, also for the support tarball), tarball (optional: True when a support
+# tarball with those logs is written).
 SNAPSHOT_KEYS = ("subscriptions", "installplans", "csvs", "operatorgroups", "catalogsources", "pods", "replicasets", "events")
 
 # ------------------------------------------------------------------------------------ ConstraintsNotSatisfiable
@@ -384,7 +388,12 @@ def _shared_install_plans(snap):
 
 POD_SECURITY = re.compile(r"violates PodSecurity")
 SCC = re.compile(r"unable to validate against any security context constraint")
-PULL_REASONS = frozenset(("ImagePullBackOff", "ErrImagePull", "InvalidImageName"))
+# What a log text of the snapshot starts with when the kubelet gave none (olm_cluster/diagnose.py pod_logs).
+NO_LOG = "(no log: "
+# A crash loop's finding quotes the last lines of the container's log, this many, each cut to LOG_LINE_CHARS.
+FINDING_LOG_LINES = 5
+LOG_LINE_CHARS = 200
+REQUEST_PREFIX = re.compile(r'^Get "[^"]*": ')
 
 
 def admission_rejections(snap):
@@ -440,36 +449,95 @@ def operator_pods(snap):
     return pods
 
 
+def container_image(pod, container):
+    """The image of the container ``container`` (a status) as the pod's spec names it (the status may show a
+    resolved digest instead)."""
+    for item in (spec(pod).get("initContainers") or []) + (spec(pod).get("containers") or []):
+        if item.get("name") == container.get("name") and item.get("image"):
+            return item["image"]
+    return container.get("image") or "(unknown image)"
+
+
+def last_log_lines(text, lines=FINDING_LOG_LINES):
+    """The last ``lines`` non-empty lines of a log text, each cut to LOG_LINE_CHARS, joined with `` | ``."""
+    kept = [line.rstrip() for line in (text or "").splitlines() if line.strip()][-lines:]
+    return " | ".join(excerpt(line, LOG_LINE_CHARS) for line in kept)
+
+
+def log_words(snap, pod, container):
+    """What the crash loop's finding says of the container's log: its last lines, or briefly why there are none."""
+    logs = snap.get("logs")
+    if logs is None:
+        return "its log was not read"
+    text = logs.get(f"{name_of(pod)}/{container.get('name')}")
+    if text is None:
+        return "its log was not read"
+    if text.startswith(NO_LOG):
+        why = text[len(NO_LOG) :].strip()
+        why = REQUEST_PREFIX.sub("", why[:-1] if why.endswith(")") else why)  # the API server's request to the node says little
+        return f"no log to be had ({excerpt(why, 120)})"
+    quoted = last_log_lines(text)
+    return f"last log lines: {quoted}" if quoted else "its log is empty"
+
+
+def _where_the_log_is(snap, pod, container):
+    command = f"kubectl logs --previous -n {metadata(pod).get('namespace') or snap.get('namespace')} {name_of(pod)} -c {container.get('name')}"
+    if snap.get("tarball"):
+        return f"{command}; the support tarball holds its last lines"
+    return f"{command}; olm_diagnose with dest writes its last lines into a support tarball"
+
+
+def pod_is_stuck(pod):
+    """Whether ``pod`` has a stuck container as the diagnosis counts it (``stuck_pods``)."""
+    return stuck_container(pod, wait_for_backoff=False)[0] is not None
+
+
 def stuck_pods(snap):
+    """A finding per stuck operator pod (podstatus's one table: an image pull failure whichever of its reasons the
+    kubelet shows at the moment, a crash loop from CRASH_LOOP_MIN_RESTARTS restarts, a container that cannot be
+    created), naming the container, its image, and for a crash loop the last exit and log lines."""
     findings = []
     for pod in operator_pods(snap):
-        problem = first_problem(POD_FAILURES, pod)
-        if problem is None:
+        container, waiting = stuck_container(pod, wait_for_backoff=False)
+        if container is None:
             continue
+        reason, message = waiting.get("reason"), waiting.get("message") or ""
+        kind = podstatus.kind_of(reason)
         name = f"Pod/{name_of(pod)}"
-        if problem.reason in PULL_REASONS:
-            images = ", ".join(sorted({c.get("image") for c in (spec(pod).get("containers") or []) + (spec(pod).get("initContainers") or [])}))
+        image = container_image(pod, container)
+        where = f"pod {name_of(pod)} container {container.get('name')}"
+        restarts = container.get("restartCount") or 0
+        if kind == podstatus.IMAGE_PULL:
             findings.append(
                 Finding(
                     "ImagePullFailed",
-                    f"{problem.message}",
-                    f"make the image pullable from the cluster ({images}): check the name and tag, the pull secret, and on a "
+                    f"{where} cannot pull image {image} ({reason}{': ' + message if message else ''})",
+                    f"make the image pullable from the cluster ({image}): check the name and tag, the pull secret, and on a "
                     "disconnected cluster an ImageDigestMirrorSet / ImageContentSourcePolicy that covers its registry",
                     [name],
                 )
             )
-        elif problem.reason == "CrashLoopBackOff":
+        elif kind == podstatus.CRASH_LOOP:
+            exited = podstatus.describe_exit(podstatus.last_termination(container))
             findings.append(
                 Finding(
                     "CrashLoop",
-                    f"{problem.message}",
-                    "read the container's log (the bundle holds its last lines): the operator itself fails, often for missing "
-                    "permissions, CRDs or configuration",
+                    f"{where} (image {image}) is CrashLoopBackOff (restarts: {restarts}): "
+                    f"{'last ' + exited if exited else 'no exit code recorded'}; {log_words(snap, pod, container)}",
+                    f"read the container's log ({_where_the_log_is(snap, pod, container)}): the operator itself fails, often for missing "
+                    "permissions, CRDs or configuration; exit code 137 (OOMKilled) means its memory limit is too low",
                     [name],
                 )
             )
         else:
-            findings.append(Finding(problem.reason or "PodStuck", problem.message, "see the pod's events", [name]))
+            findings.append(
+                Finding(
+                    reason or "PodStuck",
+                    f"{where} (image {image}) is {reason} (restarts: {restarts}){': ' + message if message else ''}",
+                    "see the pod's events",
+                    [name],
+                )
+            )
     return findings
 
 
@@ -578,8 +646,89 @@ def diagnose(snapshot):
     return findings
 
 
+def _true_conditions(obj, wanted="True"):
+    return [
+        {key: cond.get(key) for key in ("type", "status", "reason", "message")}
+        for cond in status(obj).get("conditions") or []
+        if isinstance(cond, dict) and cond.get("status") == wanted
+    ]
+
+
+def _created(obj):
+    return metadata(obj).get("creationTimestamp") or ""
+
+
+def event_time(event):
+    """When an Event last happened (``lastTimestamp``, ``eventTime`` or its creation), as its RFC 3339 text."""
+    return event.get("lastTimestamp") or event.get("eventTime") or metadata(event).get("creationTimestamp") or ""
+
+
+def overview(snapshot):
+    """What OLM shows in the namespace, in brief, from the same read as the findings (pure): the Subscriptions (state,
+    CSVs, source, the conditions that are True), InstallPlans (phase, approval, CSVs, the conditions that are False),
+    the CSVs that are not copies (phase, reason, message), the CatalogSources read (connection state) and the Warning
+    events, oldest first - for a report that shows the namespace beside the causes (the olm_operator role's)."""
+    snap = dict(snapshot)
+    return {
+        "subscriptions": [
+            {
+                "name": name_of(sub),
+                "package": spec(sub).get("name"),
+                "source": spec(sub).get("source"),
+                "source_namespace": spec(sub).get("sourceNamespace"),
+                "channel": spec(sub).get("channel"),
+                "approval": spec(sub).get("installPlanApproval") or "Automatic",
+                "state": status(sub).get("state"),
+                "installed_csv": status(sub).get("installedCSV"),
+                "current_csv": status(sub).get("currentCSV"),
+                "conditions": _true_conditions(sub),
+            }
+            for sub in sorted(snap.get("subscriptions") or [], key=name_of)
+        ],
+        "install_plans": [
+            {
+                "name": name_of(plan),
+                "phase": status(plan).get("phase"),
+                "approved": bool(spec(plan).get("approved")),
+                "approval": spec(plan).get("approval"),
+                "csvs": list(spec(plan).get("clusterServiceVersionNames") or []),
+                "conditions": _true_conditions(plan, "False"),
+            }
+            for plan in sorted(snap.get("installplans") or [], key=_created)
+        ],
+        "csvs": [
+            {"name": name_of(csv), "phase": status(csv).get("phase"), "reason": status(csv).get("reason"), "message": status(csv).get("message")}
+            for csv in sorted(snap.get("csvs") or [], key=_created)
+            if not is_copied_csv(csv)
+        ],
+        "catalog_sources": [
+            {
+                "name": name_of(source),
+                "namespace": metadata(source).get("namespace"),
+                "state": connection_state(source),
+                "address": (status(source).get("connectionState") or {}).get("address") or spec(source).get("address") or spec(source).get("image"),
+                "last_connect": (status(source).get("connectionState") or {}).get("lastConnect"),
+                "reason": status(source).get("reason"),
+                "message": status(source).get("message"),
+            }
+            for source in snap.get("catalogsources") or []
+        ],
+        "events": [
+            {
+                "time": event_time(event),
+                "kind": (event.get("involvedObject") or {}).get("kind"),
+                "name": (event.get("involvedObject") or {}).get("name"),
+                "reason": event.get("reason"),
+                "message": event.get("message"),
+                "count": event.get("count") or 1,
+            }
+            for event in sorted(snap.get("events") or [], key=event_time)
+        ],
+    }
+
+
 def summary(findings, namespace, package=None, subject=None):
-    """The findings as text lines, for the module's result and the bundle's summary.txt; ``subject`` (for example
+    """The findings as text lines, for the module's result and the support tarball's summary.txt; ``subject`` (for example
     ``ClusterExtension x``) replaces the namespace and package in the headline."""
     what = subject or (f"package {package} in namespace {namespace}" if package else f"namespace {namespace}")
     if not findings:

@@ -245,7 +245,7 @@ def next_step(desired, observed):
             # OLM says Succeeded as soon as each Deployment is available, also between the restarts of a crash loop.
             problem = workload_problem(csv, observed.replicasets, observed.pods, spec(sub).get("config"))
             if problem and problem.reason == "CrashLoopBackOff":
-                return Action(FAIL, f"{_csv_progress(name, csv)}; {problem.message}", problem.reason or problem.name)
+                return Action(FAIL, _pod_cause_first(problem.message, name, csv), problem.reason or problem.name)
             restarting = workload_restarting(csv, observed.replicasets, observed.pods, observed.now)
             if restarting:
                 return Action(WAIT, f"{name} is Succeeded; {restarting}")
@@ -285,10 +285,12 @@ def next_step(desired, observed):
             config = spec(sub).get("config")
             problem = workload_problem(current, observed.replicasets, observed.pods, config, observed.now)
             if problem:
-                return Action(FAIL, f"{_csv_progress(current_name, current)}; {problem.message}", problem.reason or problem.name)
+                return Action(FAIL, _pod_cause_first(problem.message, current_name, current), problem.reason or problem.name)
             stale = workload_problem(current, observed.replicasets, observed.pods) if config else None
             if stale:
-                return Action(FAIL, f"{_csv_progress(current_name, current)}; {stale.message}; {_config_missing(current)}", stale.reason or stale.name)
+                return Action(
+                    FAIL, _pod_cause_first(f"{stale.message}; {_config_missing(current)}", current_name, current), stale.reason or stale.name
+                )
 
     plan_name = (st.get("installPlanRef") or {}).get("name")
     plan = observed.installplans.get(plan_name) if plan_name else None
@@ -432,6 +434,12 @@ def _approval(desired, plan_name, plan, own_csv):
 def _csv_failure(name, csv):
     st = status(csv)
     return f"ClusterServiceVersion {name} phase Failed ({st.get('reason')}): {st.get('message') or ''}".rstrip(": ")
+
+
+def _pod_cause_first(cause, name, csv):
+    """A failure found in the operator's pods: the cause first (what the pod does), then what OLM shows for the CSV
+    (its phase and message - often only "waiting for spec update of deployment ..." - are the consequence)."""
+    return f"{cause}; OLM: {_csv_progress(name, csv)}"
 
 
 def _csv_progress(name, csv):

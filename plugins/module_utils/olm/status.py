@@ -6,7 +6,9 @@
 Each table row is ``(name, predicate(obj) -> bool, describe(obj) -> message)``; ``first_problem(table, obj)``
 returns the first row that matches as a ``Problem``. The rows encode OLM's own semantics (olm.md section 2):
 Subscription conditions have abnormal-true polarity, a CSV is ready only in phase ``Succeeded``, and a
-ReplicaSet's ``FailedCreate`` (e.g. Pod Security admission) is visible long before OLM's 5-minute install timeout.
+ReplicaSet's ``FailedCreate`` (e.g. Pod Security admission) is visible long before OLM fails the CSV (OLM v0.46.0:
+``InstallCheckFailed`` after 5 minutes in phase Installing, pkg/controller/operators/olm/operator.go, or at a
+Deployment's ``ProgressDeadlineExceeded``, pkg/controller/install/status_viewer.go).
 No Ansible or kubernetes imports: everything here is testable with literal objects.
 """
 
@@ -16,6 +18,7 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 
@@ -23,11 +26,6 @@ Problem = namedtuple("Problem", ["name", "reason", "message"])
 
 # The label OLM puts on CSVs it copies into target namespaces; copies are not installations.
 COPIED_LABEL = "olm.copiedFrom"
-
-# Container waiting reasons that will not resolve by themselves within an install.
-STUCK_CONTAINER_REASONS = frozenset(
-    ("CrashLoopBackOff", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull", "ImageInspectError")
-)
 
 
 def status(obj):
@@ -215,50 +213,33 @@ REPLICASET_FAILURES = (("ReplicaFailure", lambda rs: condition_true(rs, "Replica
 
 
 # Operators often crash once or twice at start (waiting for certificates or CRDs): a crash loop counts from this
-# many restarts on.
+# many restarts on. Which container waiting reasons are stuck at all is the one table of podstatus.py.
 CRASH_LOOP_MIN_RESTARTS = 3
 
 
-def container_waiting(container, done_on_exit_0=False):
-    """The container status's ``waiting`` state, or what it stands for: between the restarts of a crash loop a real
-    kubelet (v1.35.4 with containerd 1.6, seen on the testbed's real node) keeps reporting the last termination
-    (``terminated``: reason Error with a non-zero exit code, or Completed for a program that exits 0) and never
-    ``waiting: CrashLoopBackOff``. An operator's containers run for good (restartPolicy Always), so any exit of one
-    restarted before is a crash; ``done_on_exit_0``: an init container or a Job's, for which exit code 0 is success."""
-    state = container.get("state") or {}
-    waiting = state.get("waiting") or {}
-    if waiting.get("reason"):
-        return waiting
-    terminated = state.get("terminated") or {}
-    code = terminated.get("exitCode")
-    if terminated and (container.get("restartCount") or 0) > 0 and (code not in (None, 0) or not done_on_exit_0):
-        exited = f"exited with code {code} ({terminated.get('reason') or 'Error'})"
-        return {"reason": "CrashLoopBackOff", "message": f"{exited}, restarted with back-off"}
-    return {}
-
-
-def _stuck_container(pod):
+def stuck_container(pod, wait_for_backoff=True):
+    """``(container status, waiting state)`` of the first container of ``pod`` that is stuck (podstatus.stuck, crash
+    loops from CRASH_LOOP_MIN_RESTARTS restarts), init containers first; ``(None, None)`` when none is.
+    ``wait_for_backoff``: a failed pull counts once the kubelet backs off (the waiting modules: POD_FAILURES); False
+    for a diagnosis, which reads once and counts both of the kubelet's alternating reasons."""
     st = status(pod)
     runs_for_good = spec(pod).get("restartPolicy", "Always") == "Always"  # a Job's pod: OnFailure or Never
     containers = [(c, True) for c in st.get("initContainerStatuses") or []] + [(c, not runs_for_good) for c in st.get("containerStatuses") or []]
     for container, done_on_exit_0 in containers:
-        waiting = container_waiting(container, done_on_exit_0)
-        reason = waiting.get("reason")
-        if reason == "CrashLoopBackOff" and (container.get("restartCount") or 0) < CRASH_LOOP_MIN_RESTARTS:
-            continue
-        if reason in STUCK_CONTAINER_REASONS:
+        waiting = podstatus.container_waiting(container, done_on_exit_0)
+        if podstatus.stuck(waiting.get("reason"), container.get("restartCount"), CRASH_LOOP_MIN_RESTARTS, wait_for_backoff):
             return container, waiting
     return None, None
 
 
 def _pod_failure(pod):
-    container, waiting = _stuck_container(pod)
+    container, waiting = stuck_container(pod)
     restarts = container.get("restartCount", 0)
     detail = f": {waiting['message']}" if waiting.get("message") else ""
     return waiting.get("reason"), f"pod {name_of(pod)} container {container.get('name')} is {waiting.get('reason')} (restarts: {restarts}){detail}"
 
 
-POD_FAILURES = (("PodStuck", lambda pod: _stuck_container(pod)[0] is not None, _pod_failure),)
+POD_FAILURES = (("PodStuck", lambda pod: stuck_container(pod)[0] is not None, _pod_failure),)
 
 # A pod the scheduler has not placed for this long (no node matches its selector, affinity or tolerations, or none
 # has room) waits for a change in the cluster or in the Subscription's config. A cluster autoscaler may still add a

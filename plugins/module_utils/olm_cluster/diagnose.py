@@ -10,6 +10,9 @@ environment values of variables named like a secret, InstallPlan steps' inline m
 last-applied-configuration masked), the Warning events,
 the last log lines of the operator's crashed or stuck containers (where the node serves logs: simulated nodes do
 not), ``findings.json`` and ``summary.txt``. Secrets are not listed.
+
+The logs are read once, before the diagnosis: a crash loop's finding quotes their last lines (``core.FINDING_LOG_LINES``)
+and the tarball holds ``log_lines`` of the same read.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,7 +36,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm import clu
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose_v1 as core_v1
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem, metadata, name_of, spec
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import metadata, name_of, spec
 
 V1ALPHA1 = "operators.coreos.com/v1alpha1"
 KINDS = (
@@ -79,7 +82,9 @@ def read_snapshot(client, namespace, package=None, events=50):
                 found = None
             if found is not None:
                 snap["catalogsources"].append(found)
-    snap["events"] = _warning_events(client, namespace, events, notes)
+    totals = {}
+    snap["events"] = _warning_events(client, namespace, events, notes, totals)
+    snap["events_total"] = totals.get("events", 0)
     snap["packageserver"] = _get(client, "APIService", "apiregistration.k8s.io/v1", PACKAGESERVER_API, None, notes)
     return snap, notes
 
@@ -94,9 +99,12 @@ def _get(client, kind, api_version, name, namespace, notes):
     return None
 
 
-def _warning_events(client, namespace, events, notes):
+def _warning_events(client, namespace, events, notes, totals=None):
+    """The latest ``events`` Warning events of the namespace, oldest first; ``totals["events"]``: how many there are."""
     warnings = _list(client, "Event", "v1", namespace, notes, field_selector="type=Warning")
-    warnings.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or "")
+    warnings.sort(key=core.event_time)
+    if totals is not None:
+        totals["events"] = len(warnings)
     return warnings[-events:] if events else []
 
 
@@ -153,7 +161,7 @@ def pod_logs(client, namespace, pods, lines, sleep=time.sleep):
         return logs
     resource = find_resource(client, "Pod", "v1")
     for pod in pods:
-        if first_problem(POD_FAILURES, pod) is None:
+        if not core.pod_is_stuck(pod):
             continue
         for container in (pod.get("status") or {}).get("containerStatuses") or []:
             logs[f"{name_of(pod)}/{container.get('name')}"] = _container_log(resource, namespace, name_of(pod), container, lines, sleep)
@@ -164,7 +172,10 @@ def _container_log(resource, namespace, pod_name, container, lines, sleep):
     # A crashed container that is not running now is the current one; while it runs (or waits in back-off) again,
     # what it said before is the previous one's log. A container that restarts meanwhile moves one to the other (and
     # the kubelet removes the older one), so the other is asked too.
-    exited = bool((container.get("state") or {}).get("terminated"))
+    state = container.get("state") or {}
+    exited = bool(state.get("terminated"))
+    if not (exited or state.get("running") or (container.get("lastState") or {}).get("terminated") or container.get("restartCount")):
+        return f"{core.NO_LOG}the container has not run yet)"  # waiting for its image, say: the kubelet has nothing to serve
     if not container.get("restartCount"):
         attempts = [False]
     else:
@@ -178,11 +189,19 @@ def _container_log(resource, namespace, pod_name, container, lines, sleep):
                 params["previous"] = "true"
             try:
                 return resource.log.get(name=pod_name, namespace=namespace, serialize=False, query_params=params).data.decode("utf-8", "replace")
-            except Exception as exc:  # the node serves no logs, the container never ran: said in the bundle
+            except Exception as exc:  # the node serves no logs, the container never ran: said in the tarball and the finding
                 message = api_error_message(exc)
         if CONTAINER_GONE not in message:
             break
-    return f"(no log: {excerpt(message)})"
+    return f"{core.NO_LOG}{excerpt(message)})"
+
+
+def tail(text, lines):
+    """The last ``lines`` lines of a log text (a note that there is no log stays whole)."""
+    if text.startswith(core.NO_LOG):
+        return text
+    kept = text.splitlines(True)[-lines:] if lines else []
+    return "".join(kept)
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -219,7 +238,7 @@ def _json(value):
 SINGLE_OBJECTS = (("packageserver", "packageserver-apiservice"), ("extension", "clusterextension"), ("serviceaccount", "serviceaccount"))
 
 
-def bundle_files(snapshot, notes, logs, findings, lines, keys=core.SNAPSHOT_KEYS):
+def tarball_files(snapshot, notes, logs, findings, lines, keys=core.SNAPSHOT_KEYS):
     """``{relative path: bytes}`` of the support tarball (pure); ``keys``: the snapshot's lists."""
     files = {}
     for key in keys:
@@ -250,7 +269,7 @@ def write_tarball(path, top, files, check_mode):
         changed, _value = out.stream(path, produce)
         out.commit()
     if not check_mode:
-        os.chmod(path, 0o600)  # FileOutput keeps a replaced file's mode; a support bundle stays private
+        os.chmod(path, 0o600)  # FileOutput keeps a replaced file's mode; the support tarball stays private
     return changed
 
 
@@ -265,15 +284,22 @@ def execute(module):
     extension = p.get("cluster_extension")
     if extension:
         snapshot, notes = read_extension_snapshot(module.client, extension, p["events"])
-        findings = core_v1.diagnose(snapshot)
-        lines = core.summary(findings, None, subject=f"ClusterExtension {extension}")
-        keys, subject = core_v1.SNAPSHOT_KEYS, extension
         operator = {"workload_deployments": [name_of(d) for d in snapshot["deployments"]]}
     else:
         snapshot, notes = read_snapshot(module.client, namespace, package, p["events"])
+        operator = {}
+    # One read of the stuck containers' logs: the crash loop findings quote their last lines, the tarball holds more.
+    tarball_lines = p["log_lines"] if p.get("dest") else 0
+    logs = pod_logs(module.client, snapshot["namespace"], core.operator_pods(dict(snapshot, **operator)), max(tarball_lines, core.FINDING_LOG_LINES))
+    snapshot["logs"], snapshot["tarball"] = logs, bool(tarball_lines)
+    if extension:
+        findings = core_v1.diagnose(snapshot)
+        lines = core.summary(findings, None, subject=f"ClusterExtension {extension}")
+        keys, subject = core_v1.SNAPSHOT_KEYS, extension
+    else:
         findings = core.diagnose(snapshot)
         lines = core.summary(findings, namespace, package)
-        keys, subject, operator = core.SNAPSHOT_KEYS, namespace, {}
+        keys, subject = core.SNAPSHOT_KEYS, namespace
     result = {
         "changed": False,
         "findings": [f._asdict() for f in findings],
@@ -283,11 +309,13 @@ def execute(module):
     }
     if extension:
         result["namespace"] = snapshot["namespace"]
+    else:
+        result["overview"] = dict(core.overview(snapshot), events_total=snapshot.get("events_total", len(snapshot.get("events") or [])))
     if notes:
         result["notes"] = notes
     if p.get("dest"):
-        logs = pod_logs(module.client, snapshot["namespace"], core.operator_pods(dict(snapshot, **operator)), p["log_lines"])
-        files = bundle_files(snapshot, notes, logs, findings, lines, keys)
+        kept = {key: tail(text, tarball_lines) for key, text in logs.items()} if tarball_lines else {}
+        files = tarball_files(snapshot, notes, kept, findings, lines, keys)
         top = f"olm-diagnose-{subject}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         result["changed"] = write_tarball(p["dest"], top, files, module.check_mode)
         result["dest"] = p["dest"]

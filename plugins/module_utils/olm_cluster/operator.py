@@ -658,6 +658,12 @@ def execute(module):
         params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
     refuse_ineffective_options(params)
     cluster = Cluster(module.client)
-    if params["state"] == "absent":
-        return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
-    return install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+    started = time.monotonic()
+    try:
+        if params["state"] == "absent":
+            return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+        return install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
+    except KubeforgeError as exc:
+        # how long the run took until it failed (a role's report says it, and what it adds to that)
+        exc.result.setdefault("duration", seconds_since(started))
+        raise

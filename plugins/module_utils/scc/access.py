@@ -69,6 +69,24 @@ class BroadSubjectError(SCCAccessError):
         return {"subjects": self.subjects}
 
 
+# Where the SCC API is a CRD without OpenShift (the project's testbed, a vanilla cluster with the CRD installed), SCCs
+# and grants are stored objects: only an SCC admission webhook, where one runs, admits pods by them. What a change of
+# one means there, by what changes and how (a grant stored or revoked, an SCC stored or deleted).
+CRD_ONLY_PREFIX = "the SCC API is served by a CRD, not by OpenShift: "
+CRD_ONLY_WORDS = {
+    ("grant", "present"): "the grant is stored, and takes effect only where an SCC admission webhook enforces SCCs",
+    ("grant", "absent"): "the grant is taken out of RBAC, which changes pod admission only where an SCC admission webhook enforces SCCs",
+    ("SCC", "present"): "the SCC is stored, and takes effect only where an SCC admission webhook enforces SCCs",
+    ("SCC", "absent"): "the SCC is deleted, which changes pod admission only where an SCC admission webhook enforces SCCs",
+}
+
+
+def crd_only_warning(what, state):
+    """The warning for a change of ``what`` (``grant`` or ``SCC``) with ``state`` (``present``/``absent``) on a cluster
+    whose SCC API is only a CRD."""
+    return CRD_ONLY_PREFIX + CRD_ONLY_WORDS[(what, state)]
+
+
 def rbac_name(scc):
     _require_name("SCC", scc)
     return RBAC_NAME_FORMAT % scc

@@ -139,9 +139,7 @@ def apply(client, params, check_mode):
         # Taking back a grant of an SCC deleted meanwhile: its binding may still name the subjects.
         result["warnings"].append(f"SecurityContextConstraints {scc} does not exist: only its binding is cleaned up")
     if not evidence:
-        result["warnings"].append(
-            "the SCC API is served by a CRD, not by OpenShift: the grant is stored, and takes effect only where an SCC admission webhook enforces SCCs"
-        )
+        result["warnings"].append(access.crd_only_warning("grant", params["state"]))
 
     roles = find_resource(client, "ClusterRole", access.RBAC_API_VERSION)
     kind = "RoleBinding" if namespace else "ClusterRoleBinding"

@@ -17,6 +17,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster im
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
+from ansible_collections.kubeforge.operators.plugins.module_utils.scc.access import crd_only_warning
 
 
 def spec_from_params(params):
@@ -75,8 +76,6 @@ def execute(module):
         custom.ensure_ours(before, name, "delete")
         changed, before, after = delete_object(client, resource, name) if before is not None else (False, None, None)
     if not detect_openshift(client):
-        result["warnings"].append(
-            "the SCC API is served by a CRD, not by OpenShift: the SCC is stored, and takes effect only where an SCC admission webhook enforces SCCs"
-        )
+        result["warnings"].append(crd_only_warning("SCC", params["state"]))
     result.update(changed=changed, scc=public(after), diff=diff_view(before, after))
     return result

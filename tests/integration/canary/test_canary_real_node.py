@@ -62,6 +62,9 @@ def test_real_crash_loop_halts_on_that_node(run_module, kubeconfig, namespace, a
     failed = run_module("daemonset_canary", args)
     assert failed.get("failed") and failed["phase"] == "halted", failed
     assert "CrashLoopBackOff" in failed["msg"] and real_node["name"] in failed["msg"], failed["msg"]
+    # both ways back are offered; the DaemonSet has one node, so its canary was the whole DaemonSet (warned of)
+    assert "undo=true (without template or images" in failed["msg"] and "on_failure=rollback and the same template" in failed["msg"], failed["msg"]
+    assert "runs on a single node: the canary is the whole DaemonSet" in str(failed.get("warnings")), failed.get("warnings")
     pods = live_pods(api, namespace, "agent")
     assert [(p.spec.node_name, p.spec.containers[0].image) for p in pods] == [(real_node["name"], crash)]
     status = pods[0].status.container_statuses[0]

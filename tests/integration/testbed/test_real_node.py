@@ -136,3 +136,24 @@ def test_guard_drops_simulated_addresses(real_node):
     after = guard_drops()
     assert after[config.POD_CIDR] > before[config.POD_CIDR], (before, after)
     assert after[config.SERVICE_CIDR] > before[config.SERVICE_CIDR], (before, after)
+
+
+def test_an_image_that_must_fail_to_pull_is_refused_on_the_loopback(api, namespace, real_node):
+    """example.invalid's pulls go to 127.0.0.1:1 (containerd's certs.d/example.invalid/hosts.toml): refused at once,
+    and the name is never looked up through the machine's resolver."""
+    core = client.CoreV1Api(api)
+    run_pod(core, namespace, real_node, "unpullable", "example.invalid/kubeforge/crashloop:v1")
+    # both of the kubelet's alternating reasons carry the refusal (the back-off repeats the last pull's error)
+    seen = {}
+
+    def waiting():
+        statuses = core.read_namespaced_pod("unpullable", namespace).status.container_statuses or []
+        state = statuses[0].state.waiting if statuses else None
+        if state is not None and state.reason in ("ErrImagePull", "ImagePullBackOff"):
+            seen[state.reason] = state.message
+        return seen
+
+    poll_until(waiting, 60, 0.5, "the kubelet to report the pull failure", until=lambda s: "ErrImagePull" in s or "ImagePullBackOff" in s, show=repr)
+    for reason, message in seen.items():
+        assert 'Head "https://127.0.0.1:1/v2/kubeforge/crashloop/manifests/v1?ns=example.invalid"' in message, (reason, message)
+        assert "dial tcp 127.0.0.1:1: connect: connection refused" in message and "lookup" not in message, (reason, message)

@@ -4,6 +4,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+import tomllib
 from testbed import config, realnode
 
 BUILD_SCRIPT = Path(realnode.__file__).parent / "scripts" / "build.sh"
@@ -107,6 +108,24 @@ def test_containerd_keeps_its_files_under_the_run_directory(tmp_path):
         assert f'{key} = "{tmp_path}/containerd/' in text
     assert "restrict_oom_score_adj = true" in text and 'sandbox_image = "127.0.0.1:5000/p:v1"' in text
     assert f'Root = "{tmp_path}/runc"' in text
+
+
+def test_images_that_must_fail_to_pull_go_to_a_refusing_loopback_port(tmp_path):
+    """example.invalid (the KWOK stages' images, bundles naming no real image) is mapped to 127.0.0.1:1: containerd
+    tries that host (its [host] entry, then the server: no fallback to the name itself) and no DNS query leaves the
+    machine."""
+    password = tmp_path / "password"
+    password.write_text("secret\n")
+    registry = {"host": "127.0.0.1:5000", "username": "u", "ca_file": "/ca.crt", "password_file": str(password)}
+    base = tmp_path / "node"
+    realnode.write_configs(base, registry, "127.0.0.1:5000/p:v1", "/pki/ca.crt", ("/pki/s.crt", "/pki/s.key"), (10250, 10248), config.SERVICE_CIDR)
+    assert realnode.UNPULLABLE_REGISTRIES == ("example.invalid",)
+    hosts = tomllib.loads((base / "certs.d" / "example.invalid" / "hosts.toml").read_text())
+    # a [host] table too: containerd 1.6 refuses a hosts.toml without one and pulls from the name itself
+    assert hosts == {"server": "https://127.0.0.1:1", "host": {"https://127.0.0.1:1": {"capabilities": ["pull", "resolve"]}}}
+    # the testbed registry keeps its own file (CA), and containerd reads the directory both are in
+    assert tomllib.loads((base / "certs.d" / "127.0.0.1:5000" / "hosts.toml").read_text())["server"] == "https://127.0.0.1:5000"
+    assert f'config_path = "{base}/certs.d"' in (base / "containerd" / "config.toml").read_text()
 
 
 def test_binary_names_match_build_sh():

@@ -962,3 +962,38 @@ def test_a_container_that_exits_0_again_and_again_is_a_crash_loop(statuses, wait
     item = pod("n1", H2)
     item["status"].update(statuses)
     assert obs.pod_state(item).waiting == waiting
+
+
+@pytest.mark.parametrize(
+    "desired, warned",
+    [(0, False), (1, True), (2, False), (20, False)],
+)
+def test_a_rollout_that_starts_on_a_single_node_is_warned_of(desired, warned):
+    ds = obs.daemonset_state(daemonset(desired=desired, available=desired))
+    warnings = ro.start_warnings(ds)
+    assert bool(warnings) is warned
+    if warned:
+        assert warnings == [
+            f"DaemonSet {ds.namespace}/{ds.name} runs on a single node: the canary is the whole DaemonSet, so no node keeps running the "
+            "previous revision while the canary is judged (a failure takes the DaemonSet's only pod down until on_failure=rollback or "
+            "undo=true brings the previous revision back)"
+        ]
+
+
+@pytest.mark.parametrize(
+    "observed, where",
+    [
+        (seen(daemonset(ann=annotations(ro.HALTED_PHASE, failure="pod agent-7f9-n1 is CrashLoopBackOff"), updated=1), NEW_READY), "At most one node"),
+        (
+            seen(daemonset(ann=annotations(ro.HALTED_PHASE, nodes=["n1", "n2"], failure="crash"), updated=2), NEW_READY),
+            "Only the canary nodes (n1, n2) run the new revision",
+        ),
+    ],
+    ids=["rolling update", "node-selective"],
+)
+def test_a_halted_rollout_offers_undo_and_rollback(observed, where):
+    for action in (ro.next_step(DESIRED, observed), ro._failure(DESIRED, observed, "crash")):
+        assert where in action.message, action.message
+        assert "undo=true (without template or images" in action.message and "the run succeeds" in action.message, action.message
+        assert "on_failure=rollback and the same template" in action.message and "phase rolledback" in action.message, action.message
+        assert "Fix the template and run again" in action.message

@@ -426,3 +426,21 @@ def test_without_the_operator_condition_api_the_error_says_so():
     with pytest.raises(cluster_condition.OperatorConditionError, match="OLM's OperatorCondition API"):
         glue.run(client, params(operator_condition="op.v1", operator_condition_namespace="operators"), False)
     assert client.writes() == []
+
+
+# ------------------------------------------------------------------------------------------- single node
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+@pytest.mark.parametrize("nodes, warned", [(1, True), (2, False)])
+def test_a_daemonset_on_a_single_node_is_warned_of_when_the_rollout_starts(check_mode, nodes, warned):
+    ds = daemonset()
+    ds["status"].update(desiredNumberScheduled=nodes, numberAvailable=nodes)
+    client = cluster(ds=ds, pods=[pod(n, H1) for n in NODES[:nodes]], dry_run=check_mode)
+    result = glue.run(client, params(wait=False), check_mode)
+    assert result["changed"] is True and result["phase"] == ro.CANARY
+    single = [w for w in result.get("warnings") or () if "single node" in w]
+    assert bool(single) is warned, result.get("warnings")
+    if warned:
+        (warning,) = single
+        assert warning.startswith(f"DaemonSet {NS}/agent runs on a single node: the canary is the whole DaemonSet"), warning

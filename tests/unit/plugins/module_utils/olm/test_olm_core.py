@@ -10,6 +10,7 @@ import time
 import pytest
 from unit_testlib import real_kubelet_crash_loop_pod
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
@@ -847,9 +848,9 @@ def test_a_real_kubelets_crash_loop_is_stuck():
     assert st.first_problem(st.POD_FAILURES, once) is None
     never_restarted = real_kubelet_crash_loop_pod()
     never_restarted["status"]["containerStatuses"][0]["restartCount"] = 0
-    assert st.container_waiting(never_restarted["status"]["containerStatuses"][0]) == {}
+    assert podstatus.container_waiting(never_restarted["status"]["containerStatuses"][0]) == {}
     succeeded = {"restartCount": 4, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
-    assert st.container_waiting(succeeded, done_on_exit_0=True) == {}  # a Job's container that succeeded after retries
+    assert podstatus.container_waiting(succeeded, done_on_exit_0=True) == {}  # a Job's container that succeeded after retries
 
 
 CONFIG = {
@@ -1060,10 +1061,10 @@ def test_an_operator_pod_the_scheduler_cannot_place_fails_after_the_grace_period
 
 def test_an_operator_container_that_exits_0_again_and_again_is_a_crash_loop():
     exited = {"name": "manager", "restartCount": 4, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
-    assert st.container_waiting(exited)["reason"] == "CrashLoopBackOff"
-    assert "exited with code 0 (Completed)" in st.container_waiting(exited)["message"]
-    assert st.container_waiting(exited, done_on_exit_0=True) == {}  # an init container or a Job's: exit 0 is success
-    assert st.container_waiting(dict(exited, restartCount=0)) == {}
+    assert podstatus.container_waiting(exited)["reason"] == "CrashLoopBackOff"
+    assert "exited with code 0 (Completed)" in podstatus.container_waiting(exited)["message"]
+    assert podstatus.container_waiting(exited, done_on_exit_0=True) == {}  # an init container or a Job's: exit 0 is success
+    assert podstatus.container_waiting(dict(exited, restartCount=0)) == {}
     job_pod = {"metadata": {"name": "unpack"}, "spec": {"restartPolicy": "OnFailure"}, "status": {"containerStatuses": [dict(exited, name="extract")]}}
     assert st.first_problem(st.POD_FAILURES, job_pod) is None
     operator_pod = dict(job_pod, spec={})  # restartPolicy Always (the default)

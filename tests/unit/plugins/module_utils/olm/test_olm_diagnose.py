@@ -244,3 +244,101 @@ def test_the_decoded_resolution_names_the_fix_and_each_subscription_once():
     assert "CSV kube-demo.v0.0.1 is installed but no Subscription references it" in finding.message
     assert "is part of the resolution" not in finding.message
     assert finding.fix.startswith("delete the orphaned CSV kube-demo.v0.0.1") and finding.objects == ["Subscription/kube-demo"]
+
+
+def crash_pod(terminated=None):
+    item = real_kubelet_crash_loop_pod()
+    item["spec"]["containers"] = [{"name": "main", "image": "quay.example/team/op:v2"}]
+    if terminated:
+        item["status"]["containerStatuses"][0]["state"] = {"terminated": terminated}
+    return item
+
+
+REFUSED = "dial tcp 127.0.0.1:10250: connect: connection refused"
+LONG_LOG = "".join(f"line {n}\n" for n in range(1, 41)) + "panic: " + "x" * 500 + "\n"
+
+
+@pytest.mark.parametrize(
+    "logs, tarball, terminated, fragments, absent",
+    [
+        (
+            {"crash/main": "starting\nthis container crashes on purpose\n"},
+            False,
+            None,
+            [
+                "pod crash container main (image quay.example/team/op:v2) is CrashLoopBackOff (restarts: 3)",
+                "last exit code 1 (Error)",
+                "last log lines: starting | this container crashes on purpose",
+            ],
+            [],
+        ),
+        # bounded: the last FINDING_LOG_LINES lines, each cut
+        ({"crash/main": LONG_LOG}, True, None, ["last log lines: line 37 | line 38 | line 39 | line 40 | panic: xxx", "more characters)"], ["line 36"]),
+        ({"crash/main": LONG_LOG}, True, {"exitCode": 137, "reason": "OOMKilled"}, ["last exit code 137 (OOMKilled)"], []),
+        # the kubelet gave none (a node that serves no logs): said briefly
+        ({"crash/main": "(no log: the server could not find the requested resource)"}, False, None, ["no log to be had (the server could not find"], []),
+        (
+            {"crash/main": '(no log: Get "https://127.0.0.1:10250/containerLogs/demo/crash/main?tailLines=5": ' + REFUSED + ")"},
+            False,
+            None,
+            ["no log to be had (dial tcp 127.0.0.1:10250: connect: connection refused)"],
+            ["containerLogs"],
+        ),
+        # not read at all (a snapshot without logs)
+        (None, False, None, ["its log was not read"], ["last log lines"]),
+    ],
+    ids=["log lines", "bounded", "OOMKilled", "no log", "no node to ask", "not read"],
+)
+def test_the_crash_loop_finding_names_the_image_the_exit_and_the_last_log_lines(logs, tarball, terminated, fragments, absent):
+    snapshot = broken(pods=[crash_pod(terminated)], tarball=tarball)
+    if logs is not None:
+        snapshot["logs"] = logs
+    (finding,) = dg.diagnose(snapshot)
+    assert finding.cause == "CrashLoop" and finding.objects == ["Pod/crash"]
+    for fragment in fragments:
+        assert fragment in finding.message, finding.message
+    for fragment in absent:
+        assert fragment not in finding.message, finding.message
+    assert len(finding.message) < 1600
+    # the support tarball is named for what it is, and only claimed where one is written
+    assert "bundle" not in finding.fix and "kubectl logs --previous -n demo crash -c main" in finding.fix
+    assert ("the support tarball holds its last lines" in finding.fix) is tarball
+    assert ("olm_diagnose with dest writes its last lines into a support tarball" in finding.fix) is not tarball
+
+
+def test_an_image_pull_failure_names_the_container_and_its_image():
+    (finding,) = dg.diagnose(broken(pods=[pull_pod()]))
+    assert finding.message == "pod op-1 container manager cannot pull image quay.example/missing:v1 (ImagePullBackOff: not found)"
+    assert "(quay.example/missing:v1)" in finding.fix
+
+
+def test_the_overview_shows_the_namespace_from_the_same_read():
+    copied = csv("kube-demo.v0.0.1")
+    copied["metadata"]["labels"] = {"olm.copiedFrom": "elsewhere"}
+    events = [
+        {"involvedObject": {"kind": "Pod", "name": "b"}, "reason": "BackOff", "message": "later", "lastTimestamp": "2026-11-29T06:00:02Z", "count": 3},
+        {"involvedObject": {"kind": "Pod", "name": "a"}, "reason": "Failed", "message": "first", "eventTime": "2026-11-29T06:00:01Z"},
+    ]
+    snapshot = broken(
+        subscriptions=[sub("kube-demo", installed="kube-demo.v0.0.1", conditions=[cond("InstallPlanPending", reason="Installing")])],
+        installplans=[PLAN],
+        csvs=[csv("kube-demo.v0.0.1", "Installing", "InstallWaiting"), copied],
+        events=events,
+    )
+    view = dg.overview(snapshot)
+    (subscription,) = view["subscriptions"]
+    assert subscription["name"] == "kube-demo" and subscription["installed_csv"] == "kube-demo.v0.0.1" and subscription["approval"] == "Automatic"
+    assert [c["type"] for c in subscription["conditions"]] == ["InstallPlanPending"]
+    assert view["install_plans"] == [
+        {
+            "name": "install-x",
+            "phase": "RequiresApproval",
+            "approved": False,
+            "approval": None,
+            "csvs": ["kube-demo.v0.0.2", "kube-other.v1.0.0"],
+            "conditions": [],
+        }
+    ]
+    assert view["csvs"] == [{"name": "kube-demo.v0.0.1", "phase": "Installing", "reason": "InstallWaiting", "message": "InstallWaiting text"}]
+    assert view["catalog_sources"][0]["state"] == "READY" and view["catalog_sources"][0]["address"] == "r.example/cat:v1"
+    assert [(e["name"], e["time"], e["count"]) for e in view["events"]] == [("a", "2026-11-29T06:00:01Z", 1), ("b", "2026-11-29T06:00:02Z", 3)]

@@ -230,3 +230,16 @@ def test_legacy_patch_fails_on_concurrent_change():
 def test_legacy_entry_rejects_unknown_kind():
     with pytest.raises(access.SCCAccessError, match="unknown subject kind"):
         access.legacy_entry({"kind": "Robot", "name": "r2"})
+
+
+@pytest.mark.parametrize(
+    "what, state, words",
+    [
+        ("grant", "present", "the grant is stored, and takes effect only where an SCC admission webhook enforces SCCs"),
+        ("grant", "absent", "the grant is taken out of RBAC, which changes pod admission only where an SCC admission webhook enforces SCCs"),
+        ("SCC", "present", "the SCC is stored, and takes effect only where an SCC admission webhook enforces SCCs"),
+        ("SCC", "absent", "the SCC is deleted, which changes pod admission only where an SCC admission webhook enforces SCCs"),
+    ],
+)
+def test_a_cluster_with_only_the_scc_crd_is_told_what_the_change_means(what, state, words):
+    assert access.crd_only_warning(what, state) == "the SCC API is served by a CRD, not by OpenShift: " + words

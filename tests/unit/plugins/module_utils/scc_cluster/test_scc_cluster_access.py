@@ -2,6 +2,7 @@
 level an SCC corresponds to. The cluster behaviour is proven on the testbed (tests/integration/scc)."""
 
 import pytest
+from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
@@ -48,3 +49,32 @@ def test_a_binding_in_another_namespace_than_the_service_accounts_is_refused():
 )
 def test_psa_level(scc, level):
     assert glue.psa_level(scc) == level
+
+
+SCC_CRD_ONLY = {
+    ("security.openshift.io/v1", "SecurityContextConstraints"),
+    ("apiregistration.k8s.io/v1", "APIService"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+}
+
+
+@pytest.mark.parametrize(
+    "state, says, never",
+    [
+        ("present", "the grant is stored, and takes effect only where an SCC admission webhook enforces SCCs", "taken out"),
+        ("absent", "the grant is taken out of RBAC, which changes pod admission only where", "stored"),
+    ],
+)
+def test_a_cluster_with_only_the_scc_crd_is_told_what_the_grant_or_revoke_means(state, says, never):
+    """The testbed serves OpenShift's SCC CRD without OpenShift: a revoke must not say the grant is stored."""
+    scc = {"apiVersion": "security.openshift.io/v1", "kind": "SecurityContextConstraints", "metadata": {"name": "anyuid"}}
+    binding = access.scc_binding("anyuid", "a", [access.service_account_subject("a", "x")])
+    binding["metadata"]["resourceVersion"] = "7"
+    client = FakeDynamicClient({"SecurityContextConstraints": [scc], "APIService": [], "ClusterRole": [access.scc_cluster_role("anyuid")],
+                                "RoleBinding": [binding] if state == "absent" else []}, served=SCC_CRD_ONLY, dry_run=True)
+    params = {"scc": "anyuid", "service_accounts": ["a/y"], "state": state, "fallback": "none", "remove_from_scc_lists": False}
+    result = glue.apply(client, params, check_mode=True)
+    (warning,) = [w for w in result["warnings"] if "served by a CRD" in w]
+    assert says in warning and never not in warning, warning
+    assert warning == access.crd_only_warning("grant", state)
