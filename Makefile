@@ -252,7 +252,7 @@ smoke-exclusive: collection-link
 # Molecule scenarios of the roles (molecule/<scenario>/): no instances, the plays run on localhost against the
 # testbed, whose variables file KUBEFORGE_TESTBED_VARS names. MOLECULE_GLOB keeps the collection's top-level molecule/
 # directory without molecule's "migrate to extensions/molecule" warning.
-MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish catalog_mirror
+MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish catalog_mirror fleet_rollout
 # A testbed this target starts is stopped again at the end (as the pytest session fixture does), failure or not.
 molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
 	$(MAKE) testbed-build
@@ -277,7 +277,7 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 # whole when it ends; a table of the phases and their durations closes the run.
 TEST_LOGS := $(BUILD_DIR)/test-logs
 # The scenarios in two lanes of about equal length (the preflight first); together they are MOLECULE_SCENARIOS.
-MOLECULE_LANE_A := default olm_operator canary_rollout
+MOLECULE_LANE_A := default olm_operator canary_rollout fleet_rollout
 MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish catalog_mirror
 # The checks that need no cluster run at a lower CPU priority: the testbed lane is the longer one (its tests wait on
 # the cluster, which needs the CPU), and the checks still end well before it, in the time it leaves idle.
@@ -351,7 +351,7 @@ bench-operator: collection-link testbed-deps ## Benchmark a no-op OperatorInstal
 
 # The catalog act needs no cluster: it runs while the testbed builds in the background (a line per component as it
 # lands), so a fresh machine shows the collection at work within minutes instead of after the cold build.
-demo: collection-link testbed-deps ## Build/start the testbed (the catalog act runs meanwhile) and run playbooks/demo.yml, then playbooks/demo_operator.yml
+demo: collection-link testbed-deps ## Build/start the testbed (the catalog act runs meanwhile) and run playbooks/demo.yml, playbooks/demo_operator.yml, then the fleet act (playbooks/demo_fleet.yml)
 	@$(TESTBED) build >/dev/null & build=$$!; \
 	status=0; $(VENV)/bin/ansible-playbook playbooks/demo_catalog.yml || status=$$?; \
 	! kill -0 $$build 2>/dev/null || echo ">>> waiting for the testbed build (a line per component as it lands)"; \
@@ -361,6 +361,12 @@ demo: collection-link testbed-deps ## Build/start the testbed (the catalog act r
 	$(TESTBED) scale 10
 	$(VENV)/bin/ansible-playbook playbooks/demo.yml -e @"$$($(TESTBED) ansible-vars)"
 	$(VENV)/bin/ansible-playbook playbooks/demo_operator.yml -e @"$$($(TESTBED) ansible-vars)"
+	$(TESTBED) members 2 >/dev/null
+	@mkdir -p $(BUILD_DIR)/demo
+	@$(PY) -c 'import json, sys; v = json.load(open(sys.argv[1])); print(json.dumps({"plugin": "kubeforge.operators.clusters", \
+		"kubeconfigs": [v["testbed_fleet_kubeconfigs"]], "groups": {"canary": "context == \"testbed\""}}, indent=2))' \
+		"$$($(TESTBED) ansible-vars)" > $(BUILD_DIR)/demo/fleet.clusters.yml
+	$(VENV)/bin/ansible-playbook -i $(BUILD_DIR)/demo/fleet.clusters.yml playbooks/demo_fleet.yml -e @"$$($(TESTBED) ansible-vars)"
 
 # ---------------------------------------------------------------------------------------------------------------
 # Packaging

@@ -62,10 +62,11 @@ html_context = {
 # Markdown inline links `[text](target)` and reference definitions `[label]: target`.
 _LINK = re.compile(r"(?P<head>\]\(|^\[[^\]]+\]:[ \t]*)(?P<target>[^)\s]+)", re.MULTILINE)
 # Repository files whose documentation is a generated page: plugins/modules/x.py, plugins/filter/x.{py,yml},
-# roles/x/meta/argument_specs.yml.
+# plugins/inventory/x.py, roles/x/meta/argument_specs.yml.
 _PLUGIN_PAGES = (
     (re.compile(r"^plugins/modules/(\w+)\.py$"), "{}_module"),
     (re.compile(r"^plugins/filter/(\w+)\.(?:py|yml)$"), "{}_filter"),
+    (re.compile(r"^plugins/inventory/(\w+)\.py$"), "{}_inventory"),
     (re.compile(r"^roles/(\w+)/meta/argument_specs\.yml$"), "{}_role"),
 )
 
@@ -95,11 +96,17 @@ _ANSIBLE_LABELS = {
     "common_return_values": ("reference_appendices/common_return_values.html", "Return Values"),
     "ansible_configuration_settings": ("reference_appendices/config.html", "Ansible Configuration Settings"),
 }
-_OTHER_COLLECTION = re.compile(r"^ansible_collections\.(\w+)\.(\w+)\.(\w+_(?:module|lookup|filter|test|role))$")
+_OTHER_COLLECTION = re.compile(r"^ansible_collections\.(\w+)\.(\w+)\.(\w+_(?:module|lookup|filter|test|role|inventory))$")
 
 
 def _ansible_docs_reference(app, env, node, contnode):
     """Resolve references to docs.ansible.com (Ansible's docs and other collections) to absolute links."""
+    if node.get("reftype") == "envvar":
+        # an environment variable of ansible-core's own settings (the inventory_cache doc fragment's
+        # ANSIBLE_CACHE_PLUGIN, ...): the collection's environment_variables page lists only the others
+        reference = nodes.reference("", "", internal=False, refuri=f"{ANSIBLE_DOCS}/reference_appendices/config.html#envvar-{node['reftarget']}")
+        reference += contnode
+        return reference
     if node.get("reftype") != "ref":
         return None
     target = node["reftarget"]

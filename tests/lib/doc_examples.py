@@ -4,7 +4,8 @@ Every fenced ``yaml`` block is preceded by one marker comment:
 
 - ``<!-- example: run <id> -->``: tests/integration/docs/test_doc_examples.py runs it on the testbed as written
   (a list of tasks in a play on localhost, or the plays themselves), with the setup its table gives ``<id>`` - or
-  the test its ``RUN_ELSEWHERE`` names does;
+  the test ``RUN_ELSEWHERE`` names does, which may also take it as a file the page tells the reader to write (an
+  inventory source, a variables file);
 - ``<!-- example: not run - <reason> -->``: why the testbed cannot run it (an external registry, a fragment, ...);
 - ``<!-- minimal-bundle: <path> -->``: a file of docs/examples/minimal-bundle (tests/unit/docs/test_doc_examples.py).
 """
@@ -42,6 +43,18 @@ def blocks(root=ROOT):
                 detail = marker.group("run_id") if marker.group("kind") == "run" else marker.group("reason")
                 found.append(Block(rel, line, marker.group("kind"), detail, match.group(1)))
     return found
+
+
+# Examples run by another test than tests/integration/docs/test_doc_examples.py: id -> that test's file.
+RUN_ELSEWHERE = {
+    "operator-olm-install": "tests/integration/operator/test_operator_image_real_node.py",
+    # the fleet guide's inventory source, install play and rollout variables need the testbed's member clusters
+    "fleet-inventory": "tests/integration/fleet/test_fleet_rollout.py",
+    "fleet-install": "tests/integration/fleet/test_fleet_rollout.py",
+    "fleet-rollout": "tests/integration/fleet/test_fleet_rollout.py",
+}
+# Of those, the ones that are files the reader writes (a mapping), not tasks or plays.
+FILE_EXAMPLES = ("fleet-inventory", "fleet-rollout")
 
 
 def runnable(root=ROOT):

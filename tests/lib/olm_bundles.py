@@ -5,10 +5,9 @@ operator-controller: the OLM v1 tests need kube-demo under other names (package,
 object names) and at other versions (0.1.0 -> 0.2.0 -> 0.3.0, each replacing the one before).
 """
 
-import re
 from pathlib import Path
 
-KUBE_DEMO_BUNDLES = Path(__file__).resolve().parents[1] / "testbed" / "fixtures" / "kube-demo" / "bundles"
+from testbed.fleet_catalog import KUBE_DEMO_BUNDLES, package_renames, write_renamed_bundles
 
 V1DEMO_PACKAGE = "kube-v1demo"
 V1DEMO_CRD = "kubev1demos.v1demo.kubeforge.io"
@@ -33,34 +32,14 @@ V1DEMO_RENAMES = {
 }
 
 
-def rename(text, renames):
-    """``text`` with every key of ``renames`` replaced by its value in one pass (a replacement is never renamed
-    again; at one position the longest key wins)."""
-    pattern = re.compile("|".join(re.escape(old) for old in sorted(renames, key=len, reverse=True)))
-    return pattern.sub(lambda match: renames[match.group(0)], text)
-
-
 def v1demo_renames(version):
     """Every rename that turns the kube-demo bundle behind ``version`` into kube-v1demo ``version``."""
-    source, replaces = V1DEMO_VERSIONS[version]
-    versions = {source: version}
-    if replaces is not None:
-        versions["0.0.1"] = replaces  # kube-demo 0.0.2's replaces
-    return dict(V1DEMO_RENAMES, **versions)
+    return package_renames(V1DEMO_RENAMES, V1DEMO_VERSIONS, version)
 
 
 def write_v1demo_bundles(dest):
     """Write ``<dest>/<version>/{manifests,metadata}/...`` for every kube-v1demo version; return ``dest`` as a Path."""
-    dest = Path(dest)
-    for version, (source, _replaces) in V1DEMO_VERSIONS.items():
-        renames = v1demo_renames(version)
-        source_dir = KUBE_DEMO_BUNDLES / source
-        for path in sorted(source_dir.rglob("*")):
-            if path.is_file():
-                target = dest / version / rename(path.relative_to(source_dir).as_posix(), renames)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(rename(path.read_text(encoding="utf-8"), renames).encode("utf-8"))
-    return dest
+    return write_renamed_bundles(dest, V1DEMO_RENAMES, V1DEMO_VERSIONS)
 
 
 # The testbed's bundles whose operators can run on its real node: (package, version) -> the operator image their CSV

@@ -1,4 +1,4 @@
-"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale,serve-catalog,operator-start,operator-stop}
+"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale,members,members-stop,serve-catalog,operator-start,operator-stop}
 (run with PYTHONPATH=tests)."""
 
 import argparse
@@ -20,6 +20,8 @@ def main(argv=None) -> int:
     up.add_argument("--without-scc-admission", action="store_true", help="do not enforce SCCs (OpenShift's SCC admission webhook runs by default)")
     up.add_argument("--without-real-node", action="store_true", help="no real kubelet node (one joins by default; it needs root, containerd, runc)")
     up.add_argument("--olmv1", action="store_true", help="also start OLM v1 (catalogd, operator-controller); on a running testbed, start just that")
+    up.add_argument("--clusters", type=int, default=0, help="also start this many member clusters (member-1..N, see members.py)")
+    up.add_argument("--member-nodes", type=int, default=3, help="fake KWOK nodes of each member cluster (default 3)")
     down = sub.add_parser("down", help="stop every testbed process and free its ports")
     down.add_argument("--purge-logs", action="store_true", help="also delete the log files")
     sub.add_parser("status", help="print the testbed status as JSON (exit 1 when not running)")
@@ -27,6 +29,11 @@ def main(argv=None) -> int:
     sub.add_parser("ansible-vars", help="print the path of the running testbed's extra-vars file for ansible-playbook -e @FILE")
     scale = sub.add_parser("scale", help="create more fake nodes on the running testbed")
     scale.add_argument("nodes", type=int)
+    members = sub.add_parser("members", help="start member clusters member-1..N beside the running testbed; print their facts")
+    members.add_argument("count", type=int)
+    members.add_argument("--nodes", type=int, default=3, help="fake KWOK nodes of each member (default 3)")
+    members.add_argument("--olmv1", action="store_true", help="also start OLM v1 in each member")
+    sub.add_parser("members-stop", help="stop every member cluster")
     serve = sub.add_parser("serve-catalog", help="serve a File-Based Catalog directory with a second opm serve; print its address")
     serve.add_argument("directory")
     operator = sub.add_parser("operator-start", help="run ansible-operator on a watches file as a ServiceAccount (see operator_runtime.py)")
@@ -51,8 +58,17 @@ def main(argv=None) -> int:
                 scc_admission=not args.without_scc_admission,
                 real_node=not args.without_real_node,
             )
+            if args.clusters:
+                testbed.ensure_members(args.clusters, nodes=args.member_nodes, olmv1=args.olmv1)
+                status = testbed.status()
             print(json.dumps(status, indent=2))
             print(f"export KUBECONFIG={testbed.kubeconfig}")
+            return 0
+        if args.command == "members":
+            print(json.dumps(testbed.ensure_members(args.count, nodes=args.nodes, olmv1=args.olmv1), indent=2))
+            return 0
+        if args.command == "members-stop":
+            testbed.stop_members()
             return 0
         if args.command == "down":
             testbed.down(keep_logs=not args.purge_logs)

@@ -123,6 +123,9 @@ AUDIT_POLICY = {
     "rules": [{"level": "Metadata", "users": [BENCH_USER]}, {"level": "None"}],
 }
 BENCH_BINDING = "kubeforge-testbed-bench-cluster-admin"
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+# The KWOK stage (data/stages/) that keeps pods of the crash-loop images in CrashLoopBackOff.
+CRASHLOOP_STAGE_FILE = "pod-crashloop.yaml"
 
 
 class TestbedError(RuntimeError):
@@ -192,6 +195,11 @@ def pki_user(cert: str) -> str:
 class Testbed:
     """One testbed instance, described by its run directory."""
 
+    # The cluster and context name of its kubeconfigs.
+    context_name = "testbed"
+    # Whether its OLM operators own the health ports upstream hard-codes (:8080, :8443): the main cluster's do.
+    health_ports = True
+
     def __init__(self, run_dir: Optional[Path] = None):
         self.run_dir = Path(run_dir or config.RUN_DIR)
         self.state_file = self.run_dir / "state.json"
@@ -221,7 +229,9 @@ class Testbed:
         return f"127.0.0.1:{self.state['ports']['opm']}"
 
     def processes(self) -> list[dict]:
-        return [self.state["processes"][n] for n in COMPONENTS if n in self.state.get("processes", {})]
+        """Every process record, in start order (COMPONENTS, then the catalogs serve_catalog() named)."""
+        running = self.state.get("processes", {})
+        return [running[n] for n in COMPONENTS if n in running] + [running[n] for n in sorted(running) if n not in COMPONENTS]
 
     # ---------------------------------------------------------------- status
     def status(self) -> dict:
@@ -241,7 +251,13 @@ class Testbed:
             "real_node_images": self.state.get("real_node", {}).get("images"),
             "versions": self.state.get("versions"),
             "rss_mib": self.rss_mib(),
+            "members": self._members_status(),
         }
+
+    def _members_status(self) -> dict:
+        from testbed import members
+
+        return members.status(self)
 
     def is_running(self) -> bool:
         return bool(self.state) and self.status()["running"]
@@ -306,6 +322,45 @@ class Testbed:
             self._ensure_olmv1()
             return self.status()
 
+    def ensure_members(self, count: int, nodes: int = 3, olmv1: bool = False) -> list:
+        """Member clusters member-1..member-<count> beside this one (members.py), started side by side where they do
+        not run, with OLM v1 too when `olmv1`; returns their facts (name, kubeconfig, server, ...). Holds the testbed's
+        lock; writes <run>/fleet/ (a kubeconfig per cluster) and the fleet's ansible-vars. Raises TestbedError."""
+        from testbed import members
+
+        with self._exclusive():
+            if not self._apiserver_ready():
+                raise TestbedError("the testbed is not running: run `make testbed-up` (or Testbed().up()) first")
+            facts = members.ensure(self, count, nodes, olmv1)
+            self.fleet_catalog_address()
+            self._write_ansible_vars()
+            return facts
+
+    def fleet_catalog_address(self) -> str:
+        """The address of kube-fleet's catalog (fleet_catalog.py), served to every cluster of the testbed; started on
+        first use (ensure_members() starts it too)."""
+        from testbed import fleet_catalog
+
+        with self._exclusive():
+            return fleet_catalog.serve(self)
+
+    def member(self, name: str):
+        """The running member cluster `name` (a Testbed of its own: kubectl, restart, stopped, ...)."""
+        from testbed import members
+
+        for member in members.running(self):
+            if member.name == name:
+                return member
+        raise TestbedError(f"no running member cluster {name!r}: start it with ensure_members()")
+
+    def stop_members(self) -> None:
+        """Stop every member cluster (holds the testbed's lock)."""
+        from testbed import members
+
+        with self._exclusive():
+            members.stop_all(self)
+            self._write_ansible_vars()
+
     def ensure_olmv1(self) -> dict:
         """Start OLM v1 (catalogd + operator-controller, see olmv1.py) on the running testbed unless it is up already.
 
@@ -341,35 +396,37 @@ class Testbed:
             except operator_runtime.OperatorRuntimeError as exc:
                 raise TestbedError(str(exc)) from exc
 
-    def serve_catalog(self, fbc_dir: Path) -> str:
+    def serve_catalog(self, fbc_dir: Path, name: str = "") -> str:
         """Serve a File-Based Catalog directory with a second `opm serve` on a free loopback port (replacing an
-        earlier one); return its address for a CatalogSource's spec.address.
+        earlier one of the same `name`: each name is a catalog of its own, stopped with the testbed); return its
+        address for a CatalogSource's spec.address (of any cluster of the testbed, members too).
 
         Bundles that name an image are served with the image emptied: OLM v0 unpacks such a bundle with a Job, which
         needs a container runtime KWOK lacks; without one it installs from the olm.bundle.object properties, as for
         the testbed's own catalog (rendered from bundle directories).
         """
+        process = f"{EXTRA_CATALOG}-{name}" if name else EXTRA_CATALOG
         with self._exclusive():
-            old = self.state.get("processes", {}).pop(EXTRA_CATALOG, None)
+            old = self.state.get("processes", {}).pop(process, None)
             if old:
                 procs.stop(old)
-            served = self.run_dir / EXTRA_CATALOG / "catalog"
+            served = self.run_dir / process / "catalog"
             if served.exists():
                 shutil.rmtree(served)
             catalog.copy_without_bundle_images(Path(fbc_dir), served)
             port, pprof = procs.free_port(), procs.free_port()
             bins = Path(self.state["bin"])
             argv = [str(bins / "opm"), "serve", str(served), "-p", str(port), "-t", str(served.parent / "termination-log"), f"--pprof-addr=127.0.0.1:{pprof}"]
-            self._start(EXTRA_CATALOG, argv)
-            self._wait(f"opm serve of {fbc_dir}", lambda: procs.port_open(port), 60, EXTRA_CATALOG)
-            self.state["processes"][EXTRA_CATALOG]["address"] = f"127.0.0.1:{port}"
+            self._start(process, argv)
+            self._wait(f"opm serve of {fbc_dir}", lambda: procs.port_open(port), 60, process)
+            self.state["processes"][process]["address"] = f"127.0.0.1:{port}"
             self._save_state()
             return f"127.0.0.1:{port}"
 
-    def stop_catalog(self) -> None:
-        """Stop the `opm serve` of serve_catalog(), if any."""
+    def stop_catalog(self, name: str = "") -> None:
+        """Stop the `opm serve` of serve_catalog(name), if any."""
         with self._exclusive():
-            record = self.state.get("processes", {}).pop(EXTRA_CATALOG, None)
+            record = self.state.get("processes", {}).pop(f"{EXTRA_CATALOG}-{name}" if name else EXTRA_CATALOG, None)
             if record:
                 procs.stop(record)
                 self._save_state()
@@ -509,7 +566,12 @@ class Testbed:
         raise TestbedError(f"timed out after {timeout}s waiting for {what}\n{detail}")
 
     def _start_control_plane(self, bins: Path, etcd_dir: Path) -> None:
-        ports, pki = self.state["ports"], self.pki
+        self._start_etcd(bins, etcd_dir)
+        self._start_apiserver(bins, f"http://127.0.0.1:{self.state['ports']['etcd']}")
+        self._start_controllers(bins)
+
+    def _start_etcd(self, bins: Path, etcd_dir: Path) -> None:
+        ports = self.state["ports"]
         etcd_dir.mkdir(parents=True, exist_ok=True)
         etcd_url = f"http://127.0.0.1:{ports['etcd']}"
         peer_url = f"http://127.0.0.1:{ports['etcd_peer']}"
@@ -531,11 +593,17 @@ class Testbed:
         )
         self._wait("etcd", lambda: procs.port_open(ports["etcd"]), 30, "etcd")
         _log(f"etcd ready on 127.0.0.1:{ports['etcd']} (data on {etcd_dir})")
+
+    def _start_apiserver(self, bins: Path, etcd_url: str, etcd_prefix: Optional[str] = None, issuer: str = SERVICE_ACCOUNT_ISSUER) -> None:
+        """kube-apiserver on etcd_url; a member cluster keeps its objects under its own `etcd_prefix` of the one etcd
+        and signs its ServiceAccount tokens as its own `issuer` (a token of one cluster is refused by another)."""
+        ports, pki = self.state["ports"], self.pki
         self._start(
             "kube-apiserver",
             [
                 str(bins / "kube-apiserver"),
                 "--etcd-servers=" + etcd_url,
+                *([f"--etcd-prefix={etcd_prefix}"] if etcd_prefix else []),
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
                 f"--secure-port={ports['apiserver']}",
@@ -544,7 +612,7 @@ class Testbed:
                 f"--client-ca-file={pki.path('ca.crt')}",
                 f"--service-account-key-file={pki.path('sa.pub')}",
                 f"--service-account-signing-key-file={pki.path('sa.key')}",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-issuer={issuer}",
                 "--service-cluster-ip-range=" + config.SERVICE_CIDR,
                 "--authorization-mode=Node,RBAC",
                 # PodSecurity is on by default; NodeRestriction as on a kubeadm cluster. PodNodeSelector and
@@ -581,7 +649,10 @@ class Testbed:
             ],
         )
         self._wait("kube-apiserver /readyz", self._apiserver_ready, 120, "kube-apiserver")
-        _log(f"kube-apiserver ready on https://127.0.0.1:{ports['apiserver']}")
+        _log(f"{self.context_name}: kube-apiserver ready on https://127.0.0.1:{ports['apiserver']}")
+
+    def _start_controllers(self, bins: Path) -> None:
+        ports, pki = self.state["ports"], self.pki
         self._write_component_kubeconfig("controller-manager")
         self._write_component_kubeconfig("scheduler")
         kcm_kc = str(self.run_dir / "controller-manager.kubeconfig")
@@ -633,11 +704,14 @@ class Testbed:
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {"name": "testbed", "cluster": {"server": f"https://127.0.0.1:{self.state['ports']['apiserver']}", "certificate-authority-data": b64("ca.crt")}}
+                {
+                    "name": self.context_name,
+                    "cluster": {"server": f"https://127.0.0.1:{self.state['ports']['apiserver']}", "certificate-authority-data": b64("ca.crt")},
+                }
             ],
             "users": [{"name": user, "user": {"client-certificate-data": b64(user + ".crt"), "client-key-data": b64(user + ".key")}}],
-            "contexts": [{"name": "testbed", "context": {"cluster": "testbed", "user": user}}],
-            "current-context": "testbed",
+            "contexts": [{"name": self.context_name, "context": {"cluster": self.context_name, "user": user}}],
+            "current-context": self.context_name,
         }
 
     def _write_component_kubeconfig(self, user: str, file_name: Optional[str] = None) -> str:
@@ -734,7 +808,7 @@ class Testbed:
         if missing:
             raise TestbedError(f"KWOK stage files missing (module cache incomplete?): {', '.join(missing)}")
         stages = self.run_dir / "kwok-stages.yaml"
-        stages.write_text("\n---\n".join(p.read_text() for p in stage_files))
+        stages.write_text("\n---\n".join(self._stage_text(p) for p in stage_files))
         self._start(
             "kwok",
             [
@@ -750,6 +824,21 @@ class Testbed:
             ],
         )
         self._wait("kwok", lambda: procs.port_open(self.state["ports"]["kwok"]), 30, "kwok")
+
+    def _stage_text(self, path: Path) -> str:
+        """A KWOK stage file as kwok reads it; the crash-loop stage also matches the real node's crash image (which
+        exits 1 at once there), so that an operator built on that image crash-loops on every node of every cluster."""
+        if path.name != CRASHLOOP_STAGE_FILE:
+            return path.read_text()
+        import yaml
+
+        stage = yaml.safe_load(path.read_text())
+        registry_host = self.state.get("registry", {}).get("host") or f"127.0.0.1:{self.state['ports']['registry']}"
+        crash = realnode.image_ref(registry_host, "crash", self.state["versions"])
+        for expression in stage["spec"]["selector"]["matchExpressions"]:
+            if expression["key"] == ".spec.containers.[].image":
+                expression["values"] = sorted(set(expression["values"]) | {crash})
+        return yaml.safe_dump(stage, sort_keys=False)
 
     # ------------------------------------------------------------------ nodes
     def scale_nodes(self, count: int, prefix: str = "kwok-node", labels: Optional[dict] = None, taints: Optional[list] = None) -> None:
@@ -818,6 +907,12 @@ class Testbed:
 
     # -------------------------------------------------------------------- OLM
     def _install_olm(self, bins: Path, with_scc: bool) -> None:
+        """OLM's CRDs, namespaces and global OperatorGroup, then its olm and catalog operators.
+
+        Both operators bind hard-coded health ports (:8080, :8443); only the first cluster's get them. A member
+        cluster's (`health_ports` False) log the bind error and run on: its olm operator is seen working by the status
+        it writes on the global OperatorGroup instead."""
+        health_ports = self.health_ports
         olm_src = gomodcache() / (f"github.com/operator-framework/operator-lifecycle-manager@{self.state['versions']['olm']}")
         # The chart's per-CRD files, not quickstart/crds.yaml: in v0.46.0 the quickstart file lacks the
         # OLMConfig CRD, and the olm operator then never syncs its caches.
@@ -827,7 +922,9 @@ class Testbed:
         self.kubectl("create", *[arg for crd in crds for arg in ("-f", str(crd))])
         if with_scc:
             self.kubectl("create", "-f", str(self._scc_crd()))
-        self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=120s")
+        # Not `kubectl wait --for=condition=Established crd --all`: it fails on a CRD whose status has no conditions yet
+        # (".status.conditions accessor error: <nil>"), which a new CRD has for a moment.
+        self._wait("OLM's CRDs Established", self._crds_established, 120)
         for ns in ("olm", "operators"):
             self.kubectl("create", "namespace", ns)
         # The upstream install's global OperatorGroup: `operators` namespace watches all namespaces.
@@ -845,7 +942,7 @@ class Testbed:
             ),
         )
         busy = [p for p in (8080, 8443) if procs.port_open(p)]
-        if busy:
+        if busy and health_ports:
             # Both operators bind these hard-coded ports; a stray process would fake their health checks.
             raise TestbedError(f"ports {busy} are already in use on this machine; OLM's operators need them")
         olm_kc = str(self.run_dir / "olm.kubeconfig")
@@ -869,9 +966,23 @@ class Testbed:
                 f"--util-image={realnode.image_ref(registry_host, 'olm-util', versions)}",
             ]
         self._start_with_cluster_dns("catalog", catalog_argv, env, unset)
-        self._wait("olm operator health on :8080", lambda: procs.port_open(8080), 60, "olm")
-        self._wait("catalog operator health on :8443", lambda: procs.port_open(8443), 60, "catalog")
-        _log(f"OLM {self.state['versions']['olm']} olm and catalog operators running")
+        if health_ports:
+            self._wait("olm operator health on :8080", lambda: procs.port_open(8080), 60, "olm")
+            self._wait("catalog operator health on :8443", lambda: procs.port_open(8443), 60, "catalog")
+        else:
+            self._wait("the olm operator's status of OperatorGroup operators/global-operators", self._global_group_synced, 60, "olm")
+        _log(f"{self.context_name}: OLM {self.state['versions']['olm']} olm and catalog operators running")
+
+    def _crds_established(self) -> bool:
+        listing = json.loads(self.kubectl("get", "crd", "-o", "json").stdout)
+        return all(
+            any(c.get("type") == "Established" and c.get("status") == "True" for c in (crd.get("status") or {}).get("conditions") or [])
+            for crd in listing["items"]
+        )
+
+    def _global_group_synced(self) -> bool:
+        out = self.kubectl("get", "operatorgroup", "global-operators", "-n", "operators", "-o", "jsonpath={.status.lastUpdated}", check=False)
+        return bool(out.stdout.strip())
 
     def _scc_crd(self) -> Path:
         openshift_api = sorted(gomodcache().glob("github.com/openshift/api@*"))
@@ -1171,6 +1282,9 @@ class Testbed:
         if manifests:
             variables["testbed_olm_manifests_dir"] = str(manifests)
         variables.update(olmv1.ansible_vars(self))
+        from testbed import members
+
+        variables.update(members.ansible_vars(self))
         # Whole or not at all: playbooks of other processes read it while OLM v1 starts.
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(variables, indent=2))
@@ -1199,36 +1313,61 @@ class Testbed:
         closed and `downtime` seconds have passed, then must serve again within `timeout` (kube-apiserver:
         /readyz; the others: their port accepts connections). Returns the new process record."""
         with self._exclusive():
-            old = self.state.get("processes", {}).get(component)
-            if old is None:
-                raise TestbedError(f"no testbed process {component!r} to restart (running: {', '.join(self.state.get('processes', {})) or 'none'})")
+            stopped_at = time.monotonic()
+            old, launch = self._stop_component(component, grace)
+            time.sleep(max(0.0, stopped_at + downtime - time.monotonic()))
+            return self._start_again(component, old, launch, timeout)
+
+    @contextlib.contextmanager
+    def stopped(self, component: str, grace: float = 15.0, timeout: float = 120.0):
+        """Stop one component for the ``with`` block (its port refuses connections meanwhile, as a cluster whose API
+        server is down does), then start it again as restart() does. Holds the testbed's lock throughout."""
+        with self._exclusive():
+            old, launch = self._stop_component(component, grace)
             try:
-                argv, env, unset = procs.launch_spec(old)
-            except (OSError, RuntimeError) as exc:
-                raise TestbedError(f"cannot restart {component}: {exc}") from exc
-            port = SERVING_PORTS.get(component)
-            port = self.state["ports"].get(port) if isinstance(port, str) else port
-            stopped = time.monotonic()
-            procs.stop(old, timeout=grace)
-            if procs.alive(old["pid"], old["binary"]):
-                raise TestbedError(f"{component} (pid {old['pid']}) survived SIGKILL")
-            if port:
-                self._wait(f"{component} to release 127.0.0.1:{port}", lambda: not procs.port_open(port), 30)
-            time.sleep(max(0.0, stopped + downtime - time.monotonic()))
-            record = procs.start(component, argv, Path(old["log"]).parent, env=env, unset=unset)
-            if old["binary"] != argv[0]:  # a wrapper (packageserver's unshare) execs the binary: guard the pid by that
-                if not procs.wait_exec(record["pid"], old["binary"], 10):
-                    raise TestbedError(f"{component} did not start again; last log lines:\n{procs.tail(record['log'])}")
-                record["binary"] = old["binary"]
-            self.state["processes"][component] = record
-            self._save_state()
-            if component == "kube-apiserver":
-                serving = self._apiserver_ready
-            else:
-                serving = (lambda: procs.port_open(port)) if port else (lambda: True)
-            self._wait(f"{component} serving again", serving, timeout, component)
-            _log(f"{component} restarted (pid {old['pid']} -> {record['pid']})")
-            return record
+                yield old
+            finally:
+                self._start_again(component, old, launch, timeout)
+
+    def _stop_component(self, component: str, grace: float) -> tuple:
+        old = self.state.get("processes", {}).get(component)
+        if old is None:
+            raise TestbedError(f"no testbed process {component!r} to restart (running: {', '.join(self.state.get('processes', {})) or 'none'})")
+        try:
+            launch = procs.launch_spec(old)
+        except (OSError, RuntimeError) as exc:
+            raise TestbedError(f"cannot restart {component}: {exc}") from exc
+        port = self._serving_port(component)
+        procs.stop(old, timeout=grace)
+        if procs.alive(old["pid"], old["binary"]):
+            raise TestbedError(f"{component} (pid {old['pid']}) survived SIGKILL")
+        if port:
+            self._wait(f"{component} to release 127.0.0.1:{port}", lambda: not procs.port_open(port), 30)
+        return old, launch
+
+    def _serving_port(self, component: str) -> Optional[int]:
+        port = SERVING_PORTS.get(component)
+        if isinstance(port, str):
+            return self.state["ports"].get(port)
+        return port if self.health_ports else None
+
+    def _start_again(self, component: str, old: dict, launch: tuple, timeout: float) -> dict:
+        argv, env, unset = launch
+        port = self._serving_port(component)
+        record = procs.start(component, argv, Path(old["log"]).parent, env=env, unset=unset)
+        if old["binary"] != argv[0]:  # a wrapper (packageserver's unshare) execs the binary: guard the pid by that
+            if not procs.wait_exec(record["pid"], old["binary"], 10):
+                raise TestbedError(f"{component} did not start again; last log lines:\n{procs.tail(record['log'])}")
+            record["binary"] = old["binary"]
+        self.state["processes"][component] = record
+        self._save_state()
+        if component == "kube-apiserver":
+            serving = self._apiserver_ready
+        else:
+            serving = (lambda: procs.port_open(port)) if port else (lambda: True)
+        self._wait(f"{component} serving again", serving, timeout, component)
+        _log(f"{self.context_name}: {component} restarted (pid {old['pid']} -> {record['pid']})")
+        return record
 
     @contextlib.contextmanager
     def hung(self, component: str):
@@ -1258,11 +1397,19 @@ class Testbed:
             self._down(keep_logs)
 
     def _down(self, keep_logs: bool = True) -> None:
+        from testbed import members  # members.Member is a Testbed
+
+        leftovers = []
+        for member in members.found(self):  # they use the main cluster's etcd
+            try:
+                member.stop()
+            except TestbedError as exc:
+                leftovers.append(str(exc))
         records = self.processes()
         for record in reversed(records):
             procs.stop(record)
         ports = dict(self.state.get("ports", {}))
-        if "olm" in self.state.get("processes", {}):
+        if "olm" in self.state.get("processes", {}) and self.health_ports:
             ports.update({"olm-health": 8080, "catalog-health": 8443})
         # The real node's containers, mounts, cgroups, firewall rules and sysctls outlive its processes.
         host_leftovers = realnode.undo_host(self.state["real_node"], _log) if self.state.get("real_node") else []
@@ -1276,7 +1423,8 @@ class Testbed:
         self.state = {}
         survivors = [r["name"] for r in records if procs.alive(r["pid"], r["binary"])]
         listening = [f"{name}:{port}" for name, port in sorted(ports.items()) if port and procs.port_open(port)]
-        if survivors or listening or host_leftovers:
+        if survivors or listening or host_leftovers or leftovers:
             raise TestbedError(
                 f"teardown incomplete: processes still running {survivors}, ports still listening {listening}, host changes left {host_leftovers}"
+                + "".join(f"; {text}" for text in leftovers)
             )

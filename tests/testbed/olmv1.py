@@ -300,8 +300,7 @@ def start(bed, bins: Path, version: str, gomodcache: Path, error=RuntimeError) -
     password = Path(registry["password_file"]).read_text().strip()
     bed._apply(*rbac_objects())
     bed._apply(pull_secret(registry["host"], registry["username"], password))
-    crd_names = ("crd/clustercatalogs.olm.operatorframework.io", "crd/clusterextensions.olm.operatorframework.io")
-    bed.kubectl("wait", "--for=condition=Established", *crd_names, "--timeout=60s")
+    bed._wait("OLM v1's CRDs Established", bed._crds_established, 60)
 
     root = bed.run_dir / "olmv1"
     pull_cas = _ca_dir(root / "pull-cas", "testbed-registry-ca.crt", Path(registry["ca_file"]))

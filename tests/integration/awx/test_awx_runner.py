@@ -7,19 +7,36 @@ the testbed, injected as AWX's built-in "OpenShift or Kubernetes API Bearer Toke
 kubeconfig holding it, injected by the custom credential type of awx/credential_types/.
 
 The ServiceAccount is bound to awx/rbac/clusterrole.yml and nothing else.
+
+The fleet rollout workflow (awx/workflow_job_templates/fleet_rollout.yml) runs on a fleet of one, the testbed's main
+cluster as the canary: the "kubeforge fleet" inventory updated from its source as AWX runs an scm inventory update
+(ansible-inventory --list --export in a private data directory, imported), then the canary job, the approval and the
+waves job, each a job of the workflow with the workflow's survey answers, the fleet credential and the inventory AWX
+would hand it. Its credential is the testbed's admin (awx/rbac/clusterrole.yml does not cover fleet_rollout's records).
 """
 
 import base64
+import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from awx_model import Job, inject_custom_credential, inject_kubernetes_bearer_token, strip_ansi, survey_form
+from awx_model import (
+    InventoryUpdate,
+    Job,
+    inject_custom_credential,
+    inject_kubernetes_bearer_token,
+    launch_extra_vars,
+    run_workflow,
+    strip_ansi,
+    survey_form,
+)
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from lib.runners import COLLECTIONS_DIR
+from lib.runners import COLLECTIONS_DIR, run_module_subprocess
 from scc_testlib import scc_object
 
 pytestmark = pytest.mark.testbed
@@ -299,3 +316,119 @@ def test_canary_rollout_job_template(tmp_path, testbed, api, namespace, job_toke
     assert daemon_set.spec.template.spec.containers[0].image == V2
     assert daemon_set.status.updated_number_scheduled == daemon_set.status.desired_number_scheduled > 0
     assert daemon_set.spec.update_strategy.type == "RollingUpdate"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fleet rollout workflow, on a fleet of one
+
+
+def fleet_project(tmp_path, testbed):
+    """The project AWX runs: the repository's playbooks/ and awx/, and inventories/ as a user makes it from
+    awx/inventories/ - the example inventory source as it is, and a kubeconfig of the fleet without secrets: the
+    testbed's cluster (labelled wave=canary) and its context, whose user only the fleet credential defines. Returns the
+    project and the credential's kubeconfig (the users, with the client key)."""
+    project = tmp_path / "project-source"
+    for name in ("playbooks", "awx"):
+        shutil.copytree(ROOT / name, project / name)
+    shutil.copytree(AWX / "inventories", project / "inventories", ignore=shutil.ignore_patterns("*.yaml"))
+    doc = yaml.safe_load(Path(testbed.kubeconfig).read_text())
+    (context,) = doc["contexts"]
+    (cluster,) = [c for c in doc["clusters"] if c["name"] == context["context"]["cluster"]]
+    cluster["cluster"]["extensions"] = [{"name": "kubeforge.io/cluster", "extension": {"labels": {"wave": "canary"}}}]
+    fleet_map = {"apiVersion": "v1", "kind": "Config", "clusters": [cluster], "contexts": [context]}
+    (project / "inventories" / "fleet" / "testbed.yaml").write_text(yaml.safe_dump(fleet_map))
+    users = {"apiVersion": "v1", "kind": "Config", "users": [u for u in doc["users"] if u["name"] == context["context"]["user"]]}
+    return project, context["name"], yaml.safe_dump(users)
+
+
+def test_fleet_rollout_workflow(tmp_path, testbed, api, namespace):
+    """kube-demo 0.0.1 -> 0.0.2 through the workflow: the canary job upgrades the canary (the testbed) and records it;
+    the approval sees that record; the waves job runs the fleet, canary first, and skips it as done without a write.
+    Each job and the inventory update have their private data directory at one path in turn (AWX's /runner), so the
+    kubeconfig path the inventory recorded is the job's project file, which the job merges with the credential's."""
+    custom, core = client.CustomObjectsApi(api), client.CoreV1Api(api)
+    auth = {"kubeconfig": testbed.kubeconfig}
+    work = tmp_path / "modules"
+    work.mkdir()
+    catalog = dict(auth, name="kube-demo-catalog", namespace=namespace, address=testbed.catalog_address, wait_timeout=120)
+    assert not run_module_subprocess(work, "olm_catalog_source", catalog).get("failed")
+    operator = dict(auth, package="kube-demo", namespace=namespace, catalog="kube-demo-catalog", channel="stable", version="0.0.1")
+    installed = run_module_subprocess(work, "olm_operator", operator)
+    assert not installed.get("failed"), installed.get("msg")
+
+    project, context, credential = fleet_project(tmp_path, testbed)
+    runner = str(tmp_path / "runner")  # every private data directory's path in its container: /runner
+    workflow = yaml.safe_load((AWX / "workflow_job_templates" / "fleet_rollout.yml").read_text())
+    source = yaml.safe_load((AWX / "inventory_sources" / "fleet.yml").read_text())
+
+    # The inventory update: no credential; one host, in groups clusters and canary, no credential in its variables.
+    update = InventoryUpdate(tmp_path, 7001, source, project, ["playbooks", "awx", "inventories"], EE_COLLECTIONS, private_data_dir=runner)
+    try:
+        result, output, imported = update.run()
+        assert result.status == "successful", output
+    finally:
+        update.cleanup()
+    hosts, groups = imported
+    assert groups["canary"] == [context] and groups["clusters"] == [context], groups
+    assert hosts[context]["kubeconfig"] == {"__ansible_unsafe": os.path.join(runner, "project", "inventories", "fleet", "testbed.yaml")}
+    client_key = yaml.safe_load(credential)["users"][0]["user"]["client-key-data"]
+    assert client_key not in json.dumps(hosts) + output
+
+    answers = {"fleet_rollout_name": "kube-demo", "survey_namespace": namespace, "survey_version": "0.0.2", "fleet_rollout_soak_seconds": 1}
+    workflow_vars = launch_extra_vars(workflow, survey_form(workflow, answers))
+    record_name = "kubeforge-fleet-olm-kube-demo"
+    seen = {}
+
+    def resource_versions():
+        record = core.read_namespaced_config_map(record_name, namespace)
+        subscription = custom.get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "subscriptions", "kube-demo")
+        return record, (record.metadata.resource_version, subscription["metadata"]["resourceVersion"])
+
+    def run_node(node):
+        template = node["unified_job_template"]
+        if template["type"] == "workflow_approval":
+            # What the approver reads: the canary's record (and the canary job's report, asserted below).
+            record, seen["before_waves"] = resource_versions()
+            assert record.metadata.labels["fleet.kubeforge.io/result"] == "succeeded", record.metadata.labels
+            return "successful"
+        (job_template,) = [t for t in map(yaml.safe_load, map(Path.read_text, (AWX / "job_templates").glob("*.yml"))) if t["name"] == template["name"]]
+        job = Job(tmp_path, 7100 + len(seen), job_template, project, ["playbooks", "awx", "inventories"], EE_COLLECTIONS, private_data_dir=runner)
+        try:
+            job.add_workflow_extra_vars(workflow_vars, (7000, workflow["name"]))
+            inventory = job.add_inventory(hosts, groups)
+            credential_type = yaml.safe_load((AWX / "credential_types" / "kubeconfig.yml").read_text())
+            assert inject_custom_credential(credential_type, {"kubeconfig": credential}, job.env, job.private_data_dir) == {}
+            result, events, stdout = job.run(inventory)
+            assert result.status == "successful", strip_ansi(stdout)[-6000:]
+            # fleet_rollout_report_dir's default: beside playbooks/fleet_rollout.yml (the playbook_dir of its plays) in
+            # the job's project, deleted with it; the job's output ends with the report.
+            report = json.loads((Path(job.private_data_dir) / "project" / "playbooks" / "fleet-report" / "report.json").read_text())
+            # The credential's key is in no event and no output; on disk only in the credential's file.
+            assert client_key not in stdout and not any(client_key in repr(event) for event in events)
+            assert job.files_containing(client_key) == [os.path.relpath(job.env["K8S_AUTH_KUBECONFIG"], job.private_data_dir)]
+            seen[node["identifier"]] = (events, strip_ansi(stdout), report)
+            return "successful"
+        finally:
+            job.cleanup()
+
+    status, failed = run_workflow(workflow, run_node)
+    assert list(status) == ["canary", "approval", "waves"] and not failed, status
+
+    def turn(identifier):
+        """The fleet_rollout module's result of the cluster's turn (the play of the waves, not the plan's check)."""
+        ok = [e["event_data"] for e in seen[identifier][0] if e["event"] == "runner_on_ok"]
+        ours = [data for data in ok if data.get("resolved_action") == "kubeforge.operators.fleet_rollout"]
+        (result,) = [data["res"] for data in ours if data["play"].startswith("Roll the fleet out")]
+        return result
+
+    canary = turn("canary")
+    assert canary["changed"] and canary["result"] == "succeeded" and (canary["from_version"], canary["to_version"]) == ("0.0.1", "0.0.2"), canary
+    assert "kube-demo@0.0.2" in seen["canary"][1] and context in seen["canary"][1]  # the report, at the end of the job's output
+    assert [(r["cluster"], r["result"]) for r in seen["canary"][2]["clusters"]] == [(context, "succeeded")]
+    csv = custom.get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "clusterserviceversions", "kube-demo.v0.0.2")
+    assert csv["status"]["phase"] == "Succeeded"
+
+    waves = turn("waves")
+    assert not waves["changed"] and waves["result"] == "skipped", waves
+    assert resource_versions()[1] == seen["before_waves"]  # no write: the record and the Subscription as they were
+    assert [(r["cluster"], r["result"]) for r in seen["waves"][2]["clusters"]] == [(context, "skipped")]

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from lib.doc_examples import ROOT, runnable
+from lib.doc_examples import ROOT, RUN_ELSEWHERE, runnable
 from lib.polling import poll_until
 from lib.runners import ansible_env, run_module_subprocess
 
@@ -230,9 +230,6 @@ EXAMPLES = {
 
 
 # Examples run by a test of their own, which gives them what this module cannot (the real node, an operator image).
-RUN_ELSEWHERE = {"operator-olm-install": "tests/integration/operator/test_operator_image_real_node.py"}
-
-
 def test_every_runnable_example_is_run_here():
     assert sorted(runnable()) == sorted(list(EXAMPLES) + list(RUN_ELSEWHERE))
     for example_id, test_file in RUN_ELSEWHERE.items():

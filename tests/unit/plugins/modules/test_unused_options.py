@@ -106,6 +106,31 @@ ROWS = [
         {"name": "d", "namespace": "ns", "images": {"c": "i"}, "wait": False, "wait_timeout": 60},
         "wait_timeout has no effect with wait=false",
     ),
+    (
+        "fleet_rollout",
+        {"cluster": "c", "kind": "olm_v1", "name": "ext", "version": "0.2.0", "namespace": "ns"},
+        "namespace has no effect with kind=olm_v1",
+    ),
+    (
+        "fleet_rollout",
+        {"cluster": "c", "kind": "olm_v1", "name": "ext", "version": "0.2.0", "approve_dependencies": False},
+        "approve_dependencies has no effect except with kind=olm_v0",
+    ),
+    (
+        "fleet_rollout",
+        {"cluster": "c", "kind": "olm_v0", "name": "p", "namespace": "ns", "version": "0.2.0", "catalogd_ca_cert": "ca.crt"},
+        "catalogd_ca_cert has no effect except with kind=olm_v1",
+    ),
+    (
+        "fleet_rollout",
+        {"cluster": "c", "kind": "olm_v0", "name": "p", "namespace": "ns", "version": "0.2.0", "canary": {"batch": "50%"}},
+        "canary has no effect except with kind=daemonset",
+    ),
+    (
+        "fleet_rollout",
+        {"cluster": "c", "kind": "olm_v0", "name": "p", "namespace": "ns", "version": "0.2.0", "serial": [1, "100%"]},
+        "serial has no effect without clusters, or with wave",
+    ),
     ("scc", {"name": "custom", "state": "absent", "base": "restricted-v2", "privileged": True}, "base, privileged have no effect with state=absent"),
     ("scc_access", {"scc": "anyuid", "service_accounts": ["ns/sa"], "remove_from_scc_lists": True}, "remove_from_scc_lists has no effect with state=present"),
     ("pod_security", {"namespace": "ns", "state": "absent", "enforce": "baseline"}, "enforce has no effect with state=absent"),
@@ -164,7 +189,16 @@ def _template(tmp_path, text):
 
 
 # Contradictions the rules cannot express (they need a file read, or a value's form): refused by the module's core.
+FLEET = {"cluster": "c", "name": "p", "namespace": "ns"}
 CONTRADICTIONS = [
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="daemonset", version="1.0.0"), "kind=daemonset needs images"),
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="daemonset", images={"c": "i"}, version="1.0.0"), "kind=daemonset moves images, not a version"),
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="olm_v0"), "kind=olm_v0 needs version"),
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="olm_v0", version="1.0.0", images={"c": "i"}), "images is only for kind=daemonset"),
+    ("fleet_rollout", lambda tmp: {"cluster": "c", "name": "p", "kind": "olm_v0", "version": "1.0.0"}, "kind=olm_v0 needs namespace"),
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="olm_v0", version="1.0.0", soak_seconds=-1), "soak_seconds must be 0 or more"),
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="olm_v0", version="1.0.0", clusters=["a", "b"]), "cluster c is not one of clusters (a, b)"),
+    ("fleet_rollout", lambda tmp: dict(FLEET, kind="olm_v0", version="1.0.0", rollout_id="a\nb"), "rollout_id must be one line"),
     (
         "scc_access",
         lambda tmp: {"state": "absent", "service_accounts": ["ns/sa"], "for_workload": {"kind": "Pod", "spec": {"containers": [{"name": "c"}]}}},
