@@ -65,7 +65,7 @@ PYTEST_REPORT := --durations=15
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint molecule \
-	check-packages testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-operator bench-mirror demo build clean distclean \
+	check-packages testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-fleet bench-operator bench-mirror demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -344,6 +344,10 @@ bench-olm: collection-link testbed-deps ## Benchmark olm_operator against kubern
 bench-canary: collection-link testbed-deps ## Benchmark daemonset_canary against the DaemonSet controller's rolling update on 100 and 1000 KWOK nodes (not a test)
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/canary/run.py --out $(BUILD_DIR)/bench/canary.json --markdown $(BUILD_DIR)/bench/canary.md $(BENCH_ARGS)
+
+bench-fleet: collection-link testbed-deps ## Benchmark playbooks/fleet_rollout.yml against a kubernetes.core loop on the testbed's member clusters (starts them and leaves them running; not a test)
+	@mkdir -p $(BUILD_DIR)/bench
+	$(PY) benchmarks/fleet/run.py --out $(BUILD_DIR)/bench/fleet.json --markdown $(BUILD_DIR)/bench/fleet.md $(BENCH_ARGS)
 
 bench-operator: collection-link testbed-deps ## Benchmark a no-op OperatorInstall reconcile: our role vs the operator-sdk scaffold way (kubernetes.core k8s tasks) on the testbed (not a test)
 	@mkdir -p $(BUILD_DIR)/bench

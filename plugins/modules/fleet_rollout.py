@@ -120,6 +120,14 @@ options:
         not fail.
     type: bool
     default: false
+  preflight_diagnosis:
+    description:
+      - Whether the preflight of a turn also runs M(kubeforge.operators.olm_diagnose)'s checks (a dozen reads) on an operator
+        whose CSV or ClusterExtension says it is installed. The role's turn leaves them to its plan, which ran them for
+        every cluster just before; the turn still checks that the operator is installed and healthy. Check mode always
+        runs them.
+    type: bool
+    default: true
   soak_seconds:
     description:
       - Seconds the operator must stay healthy after the change (no restart, no crash loop, everything available)
@@ -482,6 +490,7 @@ def argspec():
         "rollout_id": {"type": "str"},
         "on_failure": {"type": "str", "choices": ["halt", "rollback"], "default": "halt"},
         "acknowledge": {"type": "bool", "default": False},
+        "preflight_diagnosis": {"type": "bool", "default": True},
         "soak_seconds": {"type": "int", "default": 0},
         "gate_timeout": {"type": "int", "default": 300},
         "gate_conditions": {

@@ -197,6 +197,8 @@ class Testbed:
 
     # The cluster and context name of its kubeconfigs.
     context_name = "testbed"
+    # The process name of serve_catalog()'s `opm serve` (then `-<name>` for a named catalog).
+    EXTRA_CATALOG = EXTRA_CATALOG
     # Whether its OLM operators own the health ports upstream hard-codes (:8080, :8443): the main cluster's do.
     health_ports = True
 

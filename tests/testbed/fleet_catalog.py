@@ -102,7 +102,7 @@ def render_catalog(opm, bundles, dest, package=PACKAGE):
 
 def serve(bed) -> str:
     """kube-fleet's catalog served by the testbed (`opm serve` named SERVED_AS, unless it runs already); its address."""
-    running = bed.state.get("processes", {}).get(f"opm-extra-{SERVED_AS}")
+    running = bed.state.get("processes", {}).get(f"{bed.EXTRA_CATALOG}-{SERVED_AS}")
     if running and running.get("address"):
         return running["address"]
     work = bed.run_dir / "fleet-catalog"

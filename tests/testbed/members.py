@@ -25,12 +25,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from testbed import cluster, procs
+from testbed import cluster, fleet_catalog, procs
 
 # A member's ports, chosen when it starts (state.json "ports").
 PORTS = ("apiserver", "kcm", "scheduler", "kwok", "packageserver")
 FLEET_DIR = "fleet"
-MAIN_CONTEXT = cluster.Testbed.context_name
 
 
 def member_names(count: int) -> list:
@@ -183,7 +182,7 @@ def ansible_vars(main: cluster.Testbed) -> dict:
     members = running(main)
     if not members:
         return {}
-    catalog = main.state.get("processes", {}).get("opm-extra-fleet", {}).get("address")
+    catalog = main.state.get("processes", {}).get(f"{cluster.EXTRA_CATALOG}-{fleet_catalog.SERVED_AS}", {}).get("address")
     return {
         "testbed_fleet_catalog_address": catalog,
         "testbed_fleet_kubeconfigs": str(main.run_dir / FLEET_DIR),

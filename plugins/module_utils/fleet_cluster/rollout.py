@@ -23,13 +23,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import r
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import report as report_core
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import rollout as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster import report as report_files
-from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster.targets import TARGETS, TargetError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster.targets import TargetError, target_class
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe, transient_error
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time, seconds_since
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import version_constraint
 
 # The record's cause (the failing step's message) and olm_diagnose's summary, each bounded.
 CAUSE_MAX = 1000
@@ -105,6 +104,19 @@ def _only(objects):
     return next(iter((objects or {}).values()), None)
 
 
+def read_once(client, sources):
+    """The snapshot ``observe`` would start from (``{source key: {name: object}}``), by one LIST per source."""
+    cluster = Cluster(client)
+    snapshot = {}
+    for source in sources:
+        selectors = {"field_selector": f"metadata.name={source.name}"} if source.name else {}
+        if source.label_selector:
+            selectors["label_selector"] = source.label_selector
+        items = cluster.list(source.kind, source.namespace, source.api_version, **selectors)
+        snapshot[source.key] = {obj["metadata"]["name"]: obj for obj in items}
+    return snapshot
+
+
 def run_gate(client, target, params, namespace, wanted, clock=time.monotonic):
     """Watch until the gate passes (``wanted``: the version, or the DaemonSet's images); raise ``GateFailed`` when it
     fails or does not pass in time."""
@@ -136,6 +148,11 @@ def run_gate(client, target, params, namespace, wanted, clock=time.monotonic):
             return verdict, message
         return None
 
+    if not params["soak_seconds"] and not checks:
+        # Without a soak, one read usually settles it (the change's own wait saw the owner ready): no watch then.
+        decided = on_change(read_once(client, sources))
+        if decided is not None and decided[0] == fleet_gate.PASSED:
+            return decided[1]
     timeout = params["gate_timeout"] + params["soak_seconds"]
     try:
         verdict, message = observe(client, sources, on_change, timeout, tick=1.0, clock=clock)
@@ -210,8 +227,9 @@ class Turn:
     # -- steps -------------------------------------------------------------------------------------------------------
 
     def observe(self):
-        self.target = TARGETS[self.kind](self.module, self.p)
-        installed, current, offered, problem = self.target.read()
+        self.target = target_class(self.kind)(self.module, self.p)
+        # the plan (check mode) always diagnoses; a turn leaves it to a plan that ran just before, if asked to
+        installed, current, offered, problem = self.target.read(diagnose=self.module.check_mode or self.p["preflight_diagnosis"])
         self.current = current
         namespace = self.p.get("record_namespace") or (self.target.record_namespace() if installed else None)
         record = None
@@ -229,6 +247,8 @@ class Turn:
         within it."""
         if core.is_version(self.target_value):
             return
+        from ansible_collections.kubeforge.operators.plugins.module_utils.olm import version_constraint  # OLM v1 only
+
         try:
             constraint = version_constraint.Constraint.parse(self.target_value)
         except version_constraint.ConstraintError as exc:
@@ -236,7 +256,6 @@ class Turn:
         resolved = core.resolve_range(offered, constraint.matches)
         if resolved is None:
             raise TargetError(f"no version offered by this cluster's catalogs is in range {self.target_value} (versions: {', '.join(offered or ()) or 'none'})")
-        self.resolved = resolved
         self.desired = self.desired._replace(target=resolved)
         self.to_text = resolved
         self.result["to_version"] = resolved
