@@ -400,9 +400,9 @@ def test_fleet_rollout_workflow(tmp_path, testbed, api, namespace):
             assert inject_custom_credential(credential_type, {"kubeconfig": credential}, job.env, job.private_data_dir) == {}
             result, events, stdout = job.run(inventory)
             assert result.status == "successful", strip_ansi(stdout)[-6000:]
-            # fleet_rollout_report_dir's default: beside playbooks/fleet_rollout.yml (the playbook_dir of its plays) in
-            # the job's project, deleted with it; the job's output ends with the report.
-            report = json.loads((Path(job.private_data_dir) / "project" / "playbooks" / "fleet-report" / "report.json").read_text())
+            # fleet_rollout_report_dir's default: fleet-report in the directory ansible-playbook runs in, the job's
+            # project (deleted with it); the job's output ends with the report.
+            report = json.loads((Path(job.private_data_dir) / "project" / "fleet-report" / "report.json").read_text())
             # The credential's key is in no event and no output; on disk only in the credential's file.
             assert client_key not in stdout and not any(client_key in repr(event) for event in events)
             assert job.files_containing(client_key) == [os.path.relpath(job.env["K8S_AUTH_KUBECONFIG"], job.private_data_dir)]

@@ -99,7 +99,7 @@ def diagnosis(pod):
     return dg.diagnose(snap)
 
 
-ROWS = [row for row in podstatus.CONTAINER_FAILURES]
+ROWS = list(podstatus.CONTAINER_FAILURES)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row.reason for row in ROWS])
