@@ -380,9 +380,11 @@ def test_fleet_rollout_workflow(tmp_path, testbed, api, namespace):
     seen = {}
 
     def resource_versions():
+        """The record's resourceVersion and the Subscription's spec and generation: what a write of ours would change
+        (OLM itself writes the Subscription's status whenever it syncs, which changes its resourceVersion)."""
         record = core.read_namespaced_config_map(record_name, namespace)
         subscription = custom.get_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "subscriptions", "kube-demo")
-        return record, (record.metadata.resource_version, subscription["metadata"]["resourceVersion"])
+        return record, (record.metadata.resource_version, subscription["metadata"]["generation"], subscription["spec"])
 
     def run_node(node):
         template = node["unified_job_template"]

@@ -127,6 +127,10 @@ def fleet_namespace(fleet_bed):
     fleet_bed.remove(name)
 
 
+def node_ready(node):
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
 def directory(parent, name):
     """``parent/name``, made: where the parallel runs of one module keep their argument files apart."""
     path = Path(parent) / name
@@ -289,8 +293,16 @@ def test_the_failure_budget_decides_whether_a_wave_with_a_stopped_api_server_goe
         print(f"both budget runs with member-2 down: {time.monotonic() - started:.1f} s")
     # back up (its controllers restarted, as after any API server restart: see Testbed.restart_api_clients): its turn runs now
     stopped.restart_api_clients()
-    # OLM checks the install again after it reconnects (the CSV is Installing for a moment): the preflight waits for
-    # an operator that is healthy again, so this test does too
+    # Down for longer than the node lease, member-2's KWOK nodes went NotReady and the node controller marked their pods
+    # not Ready; a kubelet reports its pods again once it reaches the API server, KWOK's stages do not (they start pods,
+    # they do not re-read them). New pods stand in for that: the operator's Deployment makes them, KWOK readies them.
+    member_2 = client.CoreV1Api(fleet_bed.apis["member-2"])
+    poll_until(
+        lambda: [n.metadata.name for n in member_2.list_node().items if not node_ready(n)], 120, 0.5, "member-2's nodes Ready again", until=lambda x: not x
+    )
+    member_2.delete_collection_namespaced_pod(ns)
+    # OLM checks the install again after it reconnects (the CSV is Installing meanwhile): the preflight waits for an
+    # operator that is healthy again, so this test does too
     poll_until(
         lambda: fleet_bed.csvs("member-2", ns)["kube-fleet.v0.1.0"]["status"]["phase"],
         120,
