@@ -20,6 +20,7 @@ from lib.doc_examples import runnable
 from lib.polling import poll_until
 from lib.runners import run_module_subprocess
 from testbed import realnode
+from testbed.cluster import API_CLIENTS
 from testbed.kube import api_client
 
 pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("fleet")]
@@ -129,6 +130,20 @@ def fleet_namespace(fleet_bed):
 
 def node_ready(node):
     return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
+def deployments_not_ready(api, namespace):
+    """The Deployments in ``namespace`` whose pods are not all replaced and Ready (a pod still terminating, one not
+    Ready, or a status the deployment controller has not written for them yet)."""
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace).items
+    if any(p.metadata.deletion_timestamp or not any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or []) for p in pods):
+        return ["pods"]
+    return [
+        d.metadata.name
+        for d in client.AppsV1Api(api).list_namespaced_deployment(namespace).items
+        if (d.status.observed_generation or 0) < d.metadata.generation
+        or not d.spec.replicas == d.status.ready_replicas == d.status.available_replicas == d.status.updated_replicas == d.status.replicas
+    ]
 
 
 def directory(parent, name):
@@ -267,47 +282,57 @@ def test_the_failure_budget_decides_whether_a_wave_with_a_stopped_api_server_goe
     ns = fleet_namespace
     fleet_bed.install(ns)
     waves = [1, 2, 1]  # testbed | member-1, member-2 | member-3
-    stopped = fleet_bed.testbed.member("member-2")
-    with stopped.stopped("kube-apiserver"):
-        report_dir = tmp_path / "budget-0"
-        started = time.monotonic()
-        code, output = fleet_bed.rollout(ns, "0.2.0", report_dir, fleet_waves=waves, fleet_max_fail_percentage=0)
-        assert code != 0, output
-        assert "member-2 (wave 2): unreachable - the API server is unreachable" in output, output
-        _doc, rows = fleet.report(report_dir)
-        assert {c: r["result"] for c, r in rows.items()} == {
-            CANARY: "succeeded",
-            "member-1": "succeeded",
-            "member-2": "unreachable",
-            "member-3": "not_reached",
-        }, rows
-        assert rows["member-2"]["duration_s"] < 30, rows["member-2"]
-        assert fleet_bed.installed_csv("member-3", ns) == "kube-fleet.v0.1.0"
+    member = fleet_bed.testbed.member("member-2")
+    # member-2's OLM stays stopped until its operator's pods are Ready again (below): started earlier, it read the CSV
+    # Succeeded from before the outage, then moved it to Installing as it checked the pods the outage left not Ready,
+    # after this test had seen Succeeded (CI ci3)
+    with member.stopped("olm"):
+        with member.stopped("kube-apiserver"):
+            report_dir = tmp_path / "budget-0"
+            started = time.monotonic()
+            code, output = fleet_bed.rollout(ns, "0.2.0", report_dir, fleet_waves=waves, fleet_max_fail_percentage=0)
+            assert code != 0, output
+            assert "member-2 (wave 2): unreachable - the API server is unreachable" in output, output
+            _doc, rows = fleet.report(report_dir)
+            assert {c: r["result"] for c, r in rows.items()} == {
+                CANARY: "succeeded",
+                "member-1": "succeeded",
+                "member-2": "unreachable",
+                "member-3": "not_reached",
+            }, rows
+            assert rows["member-2"]["duration_s"] < 30, rows["member-2"]
+            assert fleet_bed.installed_csv("member-3", ns) == "kube-fleet.v0.1.0"
 
-        report_dir = tmp_path / "budget-50"
-        code, output = fleet_bed.rollout(ns, "0.2.0", report_dir, fleet_waves=waves, fleet_max_fail_percentage=50)
-        assert code != 0, output  # member-2 failed (within the budget): the run still reports a failed host
-        _doc, rows = fleet.report(report_dir)
-        assert {c: r["result"] for c, r in rows.items()} == {CANARY: "skipped", "member-1": "skipped", "member-2": "unreachable", "member-3": "succeeded"}, rows
-        assert fleet_bed.installed_csv("member-3", ns) == "kube-fleet.v0.2.0"
-        print(f"both budget runs with member-2 down: {time.monotonic() - started:.1f} s")
-    # back up (its controllers restarted, as after any API server restart: see Testbed.restart_api_clients): its turn runs now
-    stopped.restart_api_clients()
-    # Down for longer than the node lease, member-2's KWOK nodes went NotReady and the node controller marked their pods
-    # not Ready; a kubelet reports its pods again once it reaches the API server, KWOK's stages do not (they start pods,
-    # they do not re-read them). New pods stand in for that: the operator's Deployment makes them, KWOK readies them.
-    member_2 = client.CoreV1Api(fleet_bed.apis["member-2"])
-    poll_until(
-        lambda: [n.metadata.name for n in member_2.list_node().items if not node_ready(n)], 120, 0.5, "member-2's nodes Ready again", until=lambda x: not x
-    )
-    member_2.delete_collection_namespaced_pod(ns)
-    # OLM checks the install again after it reconnects (the CSV is Installing meanwhile): the preflight waits for an
-    # operator that is healthy again, so this test does too
+            report_dir = tmp_path / "budget-50"
+            code, output = fleet_bed.rollout(ns, "0.2.0", report_dir, fleet_waves=waves, fleet_max_fail_percentage=50)
+            assert code != 0, output  # member-2 failed (within the budget): the run still reports a failed host
+            _doc, rows = fleet.report(report_dir)
+            assert {c: r["result"] for c, r in rows.items()} == {
+                CANARY: "skipped",
+                "member-1": "skipped",
+                "member-2": "unreachable",
+                "member-3": "succeeded",
+            }, rows
+            assert fleet_bed.installed_csv("member-3", ns) == "kube-fleet.v0.2.0"
+            print(f"both budget runs with member-2 down: {time.monotonic() - started:.1f} s")
+        # back up (its controllers restarted, as after any API server restart: see Testbed.restart_api_clients)
+        member.restart_api_clients(tuple(c for c in API_CLIENTS if c != "olm"))
+        # Down for longer than the node lease, member-2's KWOK nodes went NotReady and the node controller marked their
+        # pods not Ready; a kubelet reports its pods again once it reaches the API server, KWOK's stages do not (they
+        # start pods, they do not re-read them). New pods stand in for that: the operator's Deployment makes them, KWOK
+        # readies them.
+        member_2 = client.CoreV1Api(fleet_bed.apis["member-2"])
+        poll_until(
+            lambda: [n.metadata.name for n in member_2.list_node().items if not node_ready(n)], 120, 0.5, "member-2's nodes Ready again", until=lambda x: not x
+        )
+        member_2.delete_collection_namespaced_pod(ns)
+        poll_until(lambda: deployments_not_ready(fleet_bed.apis["member-2"], ns), 120, 0.5, "member-2's operator Ready again", until=lambda x: not x)
+    # OLM started again on a healthy operator: the CSV it reports from now on is its verdict on these pods
     poll_until(
         lambda: fleet_bed.csvs("member-2", ns)["kube-fleet.v0.1.0"]["status"]["phase"],
         120,
         0.5,
-        "member-2's CSV Succeeded again",
+        "member-2's CSV Succeeded",
         until=lambda phase: phase == "Succeeded",
     )
     code, output = fleet_bed.rollout(ns, "0.2.0", tmp_path / "after", fleet_waves=waves)
