@@ -30,8 +30,9 @@ description:
     InstallCheckFailed, NoOperatorGroup, UnsupportedOperatorGroup), an unhealthy CatalogSource (also an image
     catalog whose registry pod cannot start - crash loop, image pull, container creation) - and when the
     operator''s pods cannot be created (the ReplicaSet''s FailedCreate message, for example a Pod Security
-    admission rejection), crash-loop or cannot pull their image (once the kubelet backs off), instead of waiting for
-    OLM to fail the CSV. A failure found in the pods leads the message, followed by what OLM shows for the CSV (its
+    admission rejection; an admission webhook the API server cannot call at all counts after 30 s, since the
+    ReplicaSet controller retries), crash-loop or cannot pull their image (once the kubelet backs off), instead of
+    waiting for OLM to fail the CSV. A failure found in the pods leads the message, followed by what OLM shows for the CSV (its
     phase and message). Two states OLM would wait on for good fail 30 s in - a CSV C(Pending) with
     C(RequirementsNotMet) (each requirement that is not present is named) and an operator pod the scheduler has not
     placed (the scheduler''s message).'

@@ -211,6 +211,22 @@ def _replicaset_failure(rs):
 # A ReplicaSet that cannot create pods (admission rejected them, quota, ...) never gets its Deployment available.
 REPLICASET_FAILURES = (("ReplicaFailure", lambda rs: condition_true(rs, "ReplicaFailure"), _replicaset_failure),)
 
+# The API server could not call an admission webhook at all (it was restarting, say), which it words "failed calling
+# webhook"; a webhook that answered and refused says "denied the request" instead and fails at once. The ReplicaSet
+# controller retries the create and drops ReplicaFailure when one succeeds (keeping its lastTransitionTime while the
+# failure lasts), so an unreachable webhook counts once it has lasted this long (CI met a restarting one, warm ci4).
+WEBHOOK_UNREACHABLE_GRACE_SECONDS = 30
+
+
+def webhook_unreachable_for_now(rs, now):
+    """True while ``rs``'s ReplicaFailure says an admission webhook could not be called and has said so for less
+    than WEBHOOK_UNREACHABLE_GRACE_SECONDS (``now``: epoch; None: never)."""
+    cond = condition(rs, "ReplicaFailure") or {}
+    since = parse_time(cond.get("lastTransitionTime"))
+    if now is None or since is None or "failed calling webhook" not in (cond.get("message") or ""):
+        return False
+    return now - since < WEBHOOK_UNREACHABLE_GRACE_SECONDS
+
 
 # Operators often crash once or twice at start (waiting for certificates or CRDs): a crash loop counts from this
 # many restarts on. Which container waiting reasons are stuck at all is the one table of podstatus.py.
@@ -393,14 +409,15 @@ def workload_restarting(csv, replicasets, pods, now):
 def workload_problem(csv, replicasets, pods, config=None, now=None):
     """The first ReplicaSet or pod problem among the workloads of ``csv``'s Deployments (their newest revision), as a
     ``Problem``; with a Subscription ``config``, only among the pods that carry it (see carries_config). With
-    ``now`` (epoch), a pod Unschedulable for longer than its grace period counts too."""
+    ``now`` (epoch), a pod Unschedulable for longer than its grace period counts too, and a webhook the API server
+    could not call counts only after its grace period."""
     deployments = set(csv_deployment_names(csv))
     if not deployments:
         return None
     own_sets = newest_replicasets(replicasets, deployments)
     for rs in own_sets:
         problem = first_problem(REPLICASET_FAILURES, rs)
-        if problem:
+        if problem and not webhook_unreachable_for_now(rs, now):
             return problem
     set_names = {name_of(rs) for rs in own_sets}
     for pod in pods:

@@ -263,7 +263,7 @@ def test_every_waiting_module_survives_an_apiserver_restart(testbed, nodes, olmv
 
     results = {key: result_of(key, procs[key], output) for key, output in outputs.items()}
     for key, result in results.items():
-        assert not result.get("failed"), (key, result)
+        assert not result.get("failed"), (key, result.get("msg"), result)  # the message first: pytest cuts long reprs
         assert started_at[key] < killed + DOWNTIME, key  # every module ran while the server was away
     assert results["status"]["changed"] is True and started_at["status"] > killed, results["status"]
     conditions = custom.get_namespaced_custom_object(probe_group, "v1", namespace, "probes", "probe")["status"]["conditions"]

@@ -11,6 +11,7 @@ import pytest
 from unit_testlib import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
@@ -64,7 +65,7 @@ def plan(name, csvs, phase="RequiresApproval", approved=False, steps=None, condi
     }
 
 
-def observed(subscription, plans=(), csvs=(), replicasets=(), pods=(), catalog_problem=None):
+def observed(subscription, plans=(), csvs=(), replicasets=(), pods=(), catalog_problem=None, now=None):
     return olm.Observed(
         subscription=subscription,
         installplans={p["metadata"]["name"]: p for p in plans},
@@ -72,11 +73,12 @@ def observed(subscription, plans=(), csvs=(), replicasets=(), pods=(), catalog_p
         replicasets=list(replicasets),
         pods=list(pods),
         catalog_problem=catalog_problem,
+        now=now,
     )
 
 
-def rs(name, deployment, failure=None, revision=None):
-    conditions = [cond("ReplicaFailure", "True", "FailedCreate", failure)] if failure else []
+def rs(name, deployment, failure=None, revision=None, failing_since=None):
+    conditions = [dict(cond("ReplicaFailure", "True", "FailedCreate", failure), lastTransitionTime=failing_since)] if failure else []
     meta = {"name": name, "ownerReferences": [{"kind": "Deployment", "name": deployment}]}
     if revision is not None:
         meta["annotations"] = {"deployment.kubernetes.io/revision": str(revision)}
@@ -107,6 +109,11 @@ def unpack_pod(reason, message="failed to pull 127.0.0.1:5000/kube-demo-bundle-m
     }
 
 
+# The API server's words when it cannot reach an admission webhook (a real ReplicaSet's condition, testbed).
+WEBHOOK_DOWN = (
+    'Internal error occurred: failed calling webhook "pods.scc.security.openshift.io": failed to call webhook: Post '
+    '"https://127.0.0.1:14966/mutate-pods?timeout=10s": dial tcp 127.0.0.1:14966: connect: connection refused'
+)
 MANUAL_V1 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.1", olm.MANUAL)
 MANUAL_V2 = olm.Desired("kube-demo", NS, "kube-demo", "0.0.2", olm.MANUAL)
 MANUAL_ANY = olm.Desired("kube-demo", NS, "kube-demo", None, olm.MANUAL)
@@ -403,6 +410,32 @@ NEXT_STEP_CASES = [
         olm.FAIL,
         "FailedCreate",
         "violates PodSecurity",
+    ),
+    (
+        "an admission webhook the API server could not call, for a moment: the ReplicaSet controller retries",
+        MANUAL_V1,
+        observed(
+            sub(current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", WEBHOOK_DOWN, failing_since="2026-11-29T10:04:44Z")],
+            now=parse_time("2026-11-29T10:04:54Z"),
+        ),
+        olm.WAIT,
+        None,
+        "",
+    ),
+    (
+        "an admission webhook the API server could not call for longer than its grace period",
+        MANUAL_V1,
+        observed(
+            sub(current=V1),
+            csvs=[csv(V1, "0.0.1", "Installing", "InstallWaiting", "waiting for deployment")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", WEBHOOK_DOWN, failing_since="2026-11-29T10:04:44Z")],
+            now=parse_time("2026-11-29T10:05:15Z"),
+        ),
+        olm.FAIL,
+        "FailedCreate",
+        "failed calling webhook",
     ),
     (
         "crash-looping pod",
