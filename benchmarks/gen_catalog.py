@@ -191,6 +191,103 @@ def generate(packages=500, min_bundles=10000, source=DEFAULT_SOURCE, cache=DEFAU
     return manifest
 
 
+MODIFIED_VERSION = 2
+# how many packages each change of modified_copy() touches (disjoint groups, taken in package-name order)
+MODIFY = {"remove": 5, "add": 5, "new_head": 20, "default_channel": 10, "deprecate": 10}
+
+
+def _modify_package(cfg, change, index):
+    """Apply one change of modified_copy() to a one-package config in place."""
+    pkg = cfg.packages[0]
+    name = pkg["name"]
+    if change == "new_head":
+        # a new bundle on top of the default channel (the head moves), declaring olm.maxOpenShiftVersion
+        channel = next(c for c in cfg.channels if c["name"] == pkg["defaultChannel"])
+        entries = channel["entries"]
+        replaced = set()
+        for e in entries:
+            replaced.add(e.get("replaces"))
+            replaced.update(e.get("skips") or ())
+        head = next(e["name"] for e in entries if e["name"] not in replaced)
+        bundle = "%s.v99.0.%d" % (name, index)
+        entries.append({"name": bundle, "replaces": head})
+        template = next(b for b in cfg.bundles if b["name"] == head)
+        props = [p for p in template.get("properties") or () if p.get("type") not in ("olm.package", "olm.maxOpenShiftVersion")]
+        props.append({"type": "olm.package", "value": {"packageName": name, "version": "99.0.%d" % index}})
+        props.append({"type": "olm.maxOpenShiftVersion", "value": "4.%d" % (16 + index % 4)})
+        cfg.bundles.append(dict(template, name=bundle, properties=props))
+        # and the old head gets a maximum of its own (a change on a bundle in both catalogs)
+        template["properties"] = [p for p in template.get("properties") or () if p.get("type") != "olm.maxOpenShiftVersion"]
+        template["properties"].append({"type": "olm.maxOpenShiftVersion", "value": "4.15"})
+    elif change == "default_channel":
+        others = sorted(c["name"] for c in cfg.channels if c["name"] != pkg["defaultChannel"])
+        if others:
+            pkg["defaultChannel"] = others[0]
+        else:  # one channel: a second one with the same entries becomes the default
+            first = cfg.channels[0]
+            cfg.channels.append(dict(first, name=first["name"] + "-next", entries=[dict(e) for e in first["entries"]]))
+            pkg["defaultChannel"] = first["name"] + "-next"
+    elif change == "deprecate":
+        ref = {"schema": "olm.channel", "name": pkg["defaultChannel"]} if index % 2 else {"schema": "olm.package"}
+        entry = {"reference": ref, "message": "%s is deprecated (benchmark)" % (ref.get("name") or name)}
+        if cfg.deprecations:
+            entries = cfg.deprecations[0].setdefault("entries", [])
+            if all(e.get("reference") != ref for e in entries):
+                entries.append(entry)
+        else:
+            cfg.deprecations.append({"schema": "olm.deprecations", "package": name, "entries": [entry]})
+
+
+def modified_copy(manifest, fmt, log=None):
+    """A copy of the generated catalog ``manifest[fmt]`` with changes of every kind catalog_diff reports (cached
+    beside it): MODIFY["remove"] packages removed, MODIFY["add"] added (copies under new names), new channel heads
+    with ``olm.maxOpenShiftVersion`` (and another on the old head), default channels changed, packages and channels
+    deprecated. Unchanged package
+    files are hard links to the original's. Returns the directory."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    ensure_collection_link()
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
+    from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import write_fs
+
+    source = manifest[fmt]
+    target = "%s-modified-v%d" % (source, MODIFIED_VERSION)
+    marker = target + ".json"  # beside the catalog: opm would read a file inside it as catalog content
+    if os.path.isfile(marker) and os.path.isdir(target):
+        return target
+    log("writing the modified copy %s" % target)
+    names = sorted(os.listdir(source))
+    groups = {}
+    start = 0
+    for change in ("remove", "new_head", "default_channel", "deprecate", "add"):
+        groups[change] = names[start : start + MODIFY[change]]
+        start += MODIFY[change]
+    tmp = target + ".tmp-%d" % os.getpid()
+    shutil.rmtree(tmp, ignore_errors=True)
+    changed = {}
+    for index, name in enumerate(names):
+        change = next((c for c, members in groups.items() if name in members and c != "add"), None)
+        if change == "remove":
+            continue
+        src_dir = os.path.join(source, name)
+        if change is None:
+            os.makedirs(os.path.join(tmp, name))
+            for f in os.listdir(src_dir):
+                os.link(os.path.join(src_dir, f), os.path.join(tmp, name, f))
+            continue
+        cfg = load(src_dir)
+        _modify_package(cfg, change, index)
+        changed[name] = change
+        write_fs(cfg, tmp, fmt)
+    for i, name in enumerate(groups["add"]):
+        part = rename_copy(load(os.path.join(source, name)), "%s-added%d" % (name, i))
+        write_fs(part, tmp, fmt)
+    shutil.rmtree(target, ignore_errors=True)
+    os.rename(tmp, target)
+    with open(marker, "w") as f:
+        json.dump({"groups": groups}, f, indent=2)
+    return target
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("--packages", type=int, default=500, help="minimum number of packages (default 500)")

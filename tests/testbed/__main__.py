@@ -1,5 +1,5 @@
-"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale,members,members-stop,serve-catalog,operator-start,operator-stop}
-(run with PYTHONPATH=tests)."""
+"""Command line: python -m testbed {build,up,down,status,env,ansible-vars,scale,members,members-stop,openshift-member,
+serve-catalog,operator-start,operator-stop} (run with PYTHONPATH=tests)."""
 
 import argparse
 import json
@@ -34,6 +34,11 @@ def main(argv=None) -> int:
     members.add_argument("--nodes", type=int, default=3, help="fake KWOK nodes of each member (default 3)")
     members.add_argument("--olmv1", action="store_true", help="also start OLM v1 in each member")
     sub.add_parser("members-stop", help="stop every member cluster")
+    ocp = sub.add_parser("openshift-member", help="start a member OLM takes for OpenShift (ClusterOperator operator-lifecycle-manager); print its facts")
+    ocp.add_argument("--name", default="", help="member name (default ocp-1)")
+    ocp.add_argument("--release", default="4.20.0", help="OpenShift release OLM is told (RELEASE_VERSION, default 4.20.0)")
+    ocp.add_argument("--nodes", type=int, default=1, help="fake KWOK nodes (default 1)")
+    ocp.add_argument("--stop", action="store_true", help="stop that member instead")
     serve = sub.add_parser("serve-catalog", help="serve a File-Based Catalog directory with a second opm serve; print its address")
     serve.add_argument("directory")
     operator = sub.add_parser("operator-start", help="run ansible-operator on a watches file as a ServiceAccount (see operator_runtime.py)")
@@ -69,6 +74,14 @@ def main(argv=None) -> int:
             return 0
         if args.command == "members-stop":
             testbed.stop_members()
+            return 0
+        if args.command == "openshift-member":
+            if args.stop:
+                from testbed.members import OPENSHIFT_MEMBER
+
+                testbed.stop_member(args.name or OPENSHIFT_MEMBER)
+                return 0
+            print(json.dumps(testbed.ensure_openshift_member(args.name, release=args.release, nodes=args.nodes), indent=2))
             return 0
         if args.command == "down":
             testbed.down(keep_logs=not args.purge_logs)

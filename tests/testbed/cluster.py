@@ -338,6 +338,29 @@ class Testbed:
             self._write_ansible_vars()
             return facts
 
+    def ensure_openshift_member(self, name: str = "", release: str = "4.20.0", nodes: int = 1) -> dict:
+        """Member cluster `name` (default members.OPENSHIFT_MEMBER, `ocp-1`) running as an OpenShift `release` as far
+        as OLM v0 can tell: config.openshift.io's ClusterOperator, ClusterVersion, Proxy and APIServer served, and its
+        olm operator writing ClusterOperator operator-lifecycle-manager (`Upgradeable`: OLM's verdict on the next
+        minor) for RELEASE_VERSION=`release`. Started again when it runs with another release; returns its facts
+        (those of ensure_members() plus openshift_release and cluster_operator). Raises TestbedError."""
+        from testbed import members
+
+        with self._exclusive():
+            if not self._apiserver_ready():
+                raise TestbedError("the testbed is not running: run `make testbed-up` (or Testbed().up()) first")
+            facts = members.ensure_openshift(self, name or members.OPENSHIFT_MEMBER, release, nodes)
+            self._write_ansible_vars()
+            return facts
+
+    def stop_member(self, name: str) -> None:
+        """Stop member cluster `name` (holds the testbed's lock; nothing when it has no state)."""
+        from testbed import members
+
+        with self._exclusive():
+            members.stop_one(self, name)
+            self._write_ansible_vars()
+
     def fleet_catalog_address(self) -> str:
         """The address of kube-fleet's catalog (fleet_catalog.py), served to every cluster of the testbed; started on
         first use (ensure_members() starts it too)."""
@@ -951,7 +974,9 @@ class Testbed:
         env = {"KUBECONFIG": olm_kc, "OPERATOR_NAMESPACE": "olm", "OPERATOR_NAME": "olm-operator"}
         # Unset CI: OLM's validating round tripper panics on unlabelled objects when CI is set.
         unset = ("CI", "GRPC_PROXY", "grpc_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
-        self._start_with_cluster_dns("olm", [str(bins / "olm"), "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName="], env, unset)
+        status_args, status_env = self._olm_operator_options()
+        olm_argv = [str(bins / "olm"), "--namespace=olm", *status_args, "--writePackageServerStatusName="]
+        self._start_with_cluster_dns("olm", olm_argv, dict(env, **status_env), unset)
         catalog_argv = [
             str(bins / "catalog"),
             "--kubeconfig=" + olm_kc,
@@ -974,6 +999,11 @@ class Testbed:
         else:
             self._wait("the olm operator's status of OperatorGroup operators/global-operators", self._global_group_synced, 60, "olm")
         _log(f"{self.context_name}: OLM {self.state['versions']['olm']} olm and catalog operators running")
+
+    def _olm_operator_options(self) -> tuple:
+        """The olm operator's ClusterOperator flag and the environment it needs: none here (an OpenShift member's, see
+        members.py, writes ClusterOperator operator-lifecycle-manager)."""
+        return ["--writeStatusName="], {}
 
     def _crds_established(self) -> bool:
         listing = json.loads(self.kubectl("get", "crd", "-o", "json").stdout)

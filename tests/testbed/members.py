@@ -11,8 +11,15 @@ Each member is a cluster of its own, made of host processes on 127.0.0.1 like th
   (catalogd and operator-controller).
 
 No SCC admission, no real node, registry or catalog of its own: the main cluster's `opm serve` (CatalogSources by
-address) and registry serve every member. Upstream hard-codes OLM v0's health ports (:8080, :8443), which the main
-cluster's operators hold: a member's log the bind error and run on without them.
+address) and registry serve every member.
+
+A member started with an OpenShift release (ensure_openshift(), default name `ocp-1`) also serves OpenShift's
+config.openshift.io API (openshift_config.py), and its olm operator runs OLM's ClusterOperator controller
+(`--writeStatusName operator-lifecycle-manager`, RELEASE_VERSION=<release>): ClusterOperator
+operator-lifecycle-manager's `Upgradeable` is OLM's own verdict on the CSVs that block the next minor.
+
+Upstream hard-codes OLM v0's health ports (:8080, :8443), which the main cluster's operators hold: a member's log the
+bind error and run on without them.
 
 A member's run directory is <run>/members/<name> (its own state.json, kubeconfig and logs); the main cluster's
 `down` stops every member first. `<run>/fleet/` holds one kubeconfig per cluster (the main one as context
@@ -24,12 +31,15 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Optional
 
-from testbed import cluster, fleet_catalog, procs
+from testbed import cluster, fleet_catalog, openshift_config, procs
 
 # A member's ports, chosen when it starts (state.json "ports").
 PORTS = ("apiserver", "kcm", "scheduler", "kwok", "packageserver")
 FLEET_DIR = "fleet"
+# The member ensure_openshift() starts unless told another name (not member-N: the fleet tests' members stay as they are).
+OPENSHIFT_MEMBER = "ocp-1"
 
 
 def member_names(count: int) -> list:
@@ -52,8 +62,13 @@ class Member(cluster.Testbed):
         """The main cluster's `opm serve`, which serves every member (CatalogSources by address)."""
         return self.main.catalog_address
 
-    def start(self, nodes: int, with_olmv1: bool) -> dict:
-        """Start the member (stopping what a crashed start left); returns facts(). Raises TestbedError."""
+    def start(self, nodes: int, with_olmv1: bool, openshift_release: Optional[str] = None) -> dict:
+        """Start the member (stopping what a crashed start left); returns facts(). Raises TestbedError.
+
+        `openshift_release` (for example 4.20.0): serve OpenShift's config.openshift.io API and run OLM's
+        ClusterOperator controller for that release (openshift_config.py)."""
+        if openshift_release:
+            openshift_config.check_release(openshift_release)
         with self._exclusive():
             if self.state:
                 self._down()
@@ -70,6 +85,8 @@ class Member(cluster.Testbed):
                 "processes": {},
                 "nodes": 0,
             }
+            if openshift_release:
+                self.state["openshift_release"] = openshift_release
             self._save_state()
             self.audit_log.unlink(missing_ok=True)
             etcd = f"http://127.0.0.1:{self.main.state['ports']['etcd']}"
@@ -81,6 +98,9 @@ class Member(cluster.Testbed):
                 self._write_kubeconfigs()
                 self._start_kwok(bins)
                 self.scale_nodes(nodes)
+                if openshift_release:
+                    # Before OLM starts: its processes look for config.openshift.io once, at start, as on OpenShift.
+                    openshift_config.install(self, cluster.gomodcache(), openshift_release)
                 self._install_olm(bins, with_scc=False)
                 self._start_packageserver(bins)
                 self._register_packageserver()
@@ -101,6 +121,13 @@ class Member(cluster.Testbed):
     def _write_ansible_vars(self) -> None:
         """A member has no variables file of its own: the main cluster's names every member (ansible_vars())."""
 
+    def _olm_operator_options(self) -> tuple:
+        """With an OpenShift release: OLM's ClusterOperator controller on, for that release (read once, at start)."""
+        release = self.state.get("openshift_release")
+        if not release:
+            return super()._olm_operator_options()
+        return [f"--writeStatusName={openshift_config.CLUSTER_OPERATOR}"], {"RELEASE_VERSION": release}
+
     def facts(self) -> dict:
         return {
             "name": self.name,
@@ -111,6 +138,8 @@ class Member(cluster.Testbed):
             "audit_log": str(self.audit_log),
             "bench_kubeconfig": str(self.bench_kubeconfig),
             "up_seconds": self.state.get("up_seconds"),
+            "openshift_release": self.state.get("openshift_release"),
+            "cluster_operator": openshift_config.CLUSTER_OPERATOR if self.state.get("openshift_release") else None,
         }
 
     def stop(self) -> None:
@@ -148,6 +177,26 @@ def ensure(main: cluster.Testbed, count: int, nodes: int = 3, with_olmv1: bool =
         facts = list(pool.map(ensure_one, wanted))
     write_fleet_kubeconfigs(main)
     return facts
+
+
+def ensure_openshift(main: cluster.Testbed, name: str, release: str, nodes: int = 1) -> dict:
+    """Member `name` running with OpenShift release `release` (started, or started again when it runs without it or
+    with another release: OLM reads the release once, at start); returns its facts. The caller holds the main lock."""
+    openshift_config.check_release(release)
+    member = Member(main, name)
+    if member.is_running() and member.state.get("openshift_release") == release:
+        return member.facts()
+    facts = member.start(nodes, False, openshift_release=release)
+    write_fleet_kubeconfigs(main)
+    return facts
+
+
+def stop_one(main: cluster.Testbed, name: str) -> None:
+    """Stop member `name` if it has a state file (running or not)."""
+    for member in found(main):
+        if member.name == name:
+            member.stop()
+    write_fleet_kubeconfigs(main)
 
 
 def stop_all(main: cluster.Testbed) -> None:

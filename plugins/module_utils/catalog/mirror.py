@@ -59,8 +59,7 @@ def check_mirror(mirror):
     text = (mirror or "").strip().strip("/")
     host = text.split("/", 1)[0]
     if not ("." in host or ":" in host or host == "localhost"):
-        raise MirrorError("mirror %r must start with a registry host (host[:port][/prefix], e.g. "
-                          "registry.example.com:5000/mirror)" % excerpt(mirror, 100))
+        raise MirrorError("mirror %r must start with a registry host (host[:port][/prefix], e.g. registry.example.com:5000/mirror)" % excerpt(mirror, 100))
     try:
         parse_reference(text + "/image")
     except InvalidReferenceError as e:
@@ -131,11 +130,18 @@ def rebuild_catalog(store, repository, plan, fbc_dir):
         configs_dir = ((config.get("config") or {}).get("Labels") or {}).get(CONFIGS_LABEL)
         if not configs_dir:
             continue  # an attestation or another artifact of the index, not a platform image of the catalog
-        base = BaseImage(ImageReference(store.name, repository, None, digest), None,
-                         {"manifest": doc, "config": config, "digest": digest, "media_type": media_type})
+        base = BaseImage(
+            ImageReference(store.name, repository, None, digest), None, {"manifest": doc, "config": config, "digest": digest, "media_type": media_type}
+        )
         rebuilt[digest] = build_directory_image(
-            fbc_dir, configs_dir, base=base, cmd=serve_command(config), forced_labels={CONFIGS_LABEL: configs_dir},
-            manifest_format="oci" if media_type == OCI_MANIFEST else "docker", opaque=True)
+            fbc_dir,
+            configs_dir,
+            base=base,
+            cmd=serve_command(config),
+            forced_labels={CONFIGS_LABEL: configs_dir},
+            manifest_format="oci" if media_type == OCI_MANIFEST else "docker",
+            opaque=True,
+        )
     if not rebuilt:
         raise MirrorError("the source catalog has no image with the label %s" % CONFIGS_LABEL)
     top_digest, _data, top_type, top_doc = plan["manifests"][-1]
@@ -147,8 +153,7 @@ def rebuild_catalog(store, repository, plan, fbc_dir):
     for desc in top_doc.get("manifests") or ():
         image = rebuilt.get(desc.get("digest"))
         if image is not None:
-            index["manifests"].append(dict(desc, mediaType=image.media_type, digest=image.digest,
-                                           size=len(image.manifest_bytes)))
+            index["manifests"].append(dict(desc, mediaType=image.media_type, digest=image.digest, size=len(image.manifest_bytes)))
     return list(rebuilt.values()), (canonical_json(index), top_type)
 
 
@@ -181,8 +186,7 @@ class Mirror:
 
     def plan(self, jobs):
         """``(plans, failures)``: a plan per job that could be read; failures as ``[(job, message)]``."""
-        results = run_all([lambda j=job: self.copier.plan(j[1], j[0].reference, j[2], j[3]) for job in jobs],
-                          self.concurrency)
+        results = run_all([lambda j=job: self.copier.plan(j[1], j[0].reference, j[2], j[3]) for job in jobs], self.concurrency)
         plans, failures = [], []
         for job, (plan, error) in zip(jobs, results):
             if error is not None:
@@ -193,8 +197,7 @@ class Mirror:
 
     def copy(self, plans):
         """``(copied stats per job, failures)`` for the planned jobs not present at the destination."""
-        results = run_all([lambda j=job, p=plan: self.copier.copy(j[1], p, j[2], j[3]) for job, plan in plans],
-                          self.concurrency)
+        results = run_all([lambda j=job, p=plan: self.copier.copy(j[1], p, j[2], j[3]) for job, plan in plans], self.concurrency)
         done, failures = [], []
         for (job, plan), (stats, error) in zip(plans, results):
             if error is not None:
@@ -207,8 +210,38 @@ class Mirror:
 def failure_message(what, failures, copied):
     shown = "; ".join("%s: %s" % (job[0], excerpt(message, 300)) for job, message in failures[:MAX_FAILURES_SHOWN])
     more = len(failures) - MAX_FAILURES_SHOWN
-    return "%d image(s) could not be %s (%d copied): %s%s" % (
-        len(failures), what, copied, shown, "; and %d more" % more if more > 0 else "")
+    return "%d image(s) could not be %s (%d copied): %s%s" % (len(failures), what, copied, shown, "; and %d more" % more if more > 0 else "")
+
+
+def by_digest(ref, digest=None):
+    """``ref`` (an ImageReference) named by digest only - ``digest``, or its own - the one form catalogd refuses
+    nothing of (a tag beside a digest it does), and what OLM v0 and CRI-O pull by. None without a digest."""
+    digest = digest or ref.digest
+    return ImageReference(ref.registry, ref.repository, None, digest) if digest else None
+
+
+def as_copied(ref, registry, repository, digest):
+    """How a copy of the source image ``ref`` is named in ``registry``/``repository``: by digest when ``ref`` names
+    one (pushed by digest only), else by its tag (pushed by digest and that tag) - the same form as ``ref``, so that
+    ``source=mirror`` mapping lines and mirror sets pair like with like."""
+    if ref.digest:
+        return ImageReference(registry, repository, None, ref.digest)
+    if ref.tag:
+        return ImageReference(registry, repository, ref.tag, None)
+    return ImageReference(registry, repository, None, digest)
+
+
+def blocked_hint(refs):
+    """A suggestion for images the source has not got (``refs``: ImageReferences the kept bundles name as related
+    images): leave them out with ``blocked_images``, one pattern per registry. Empty for none."""
+    registries = sorted(set(ref.registry for ref in refs))
+    if not registries:
+        return ""
+    patterns = ", ".join("'^%s/'" % re.escape(registry).replace("\\.", "[.]") for registry in registries[:3])
+    return (
+        "; if the cluster does not need them (placeholder images, such as those of the reserved example.invalid "
+        "domain), leave them out with blocked_images: [%s]" % patterns
+    )
 
 
 def mirror_sets(pairs, name):
@@ -224,11 +257,9 @@ def mirror_sets(pairs, name):
 
     idms = itms = None
     if by_digest:
-        idms = {"apiVersion": IDMS_API, "kind": "ImageDigestMirrorSet", "metadata": {"name": name},
-                "spec": {"imageDigestMirrors": entries(by_digest)}}
+        idms = {"apiVersion": IDMS_API, "kind": "ImageDigestMirrorSet", "metadata": {"name": name}, "spec": {"imageDigestMirrors": entries(by_digest)}}
     if by_tag:
-        itms = {"apiVersion": IDMS_API, "kind": "ImageTagMirrorSet", "metadata": {"name": name},
-                "spec": {"imageTagMirrors": entries(by_tag)}}
+        itms = {"apiVersion": IDMS_API, "kind": "ImageTagMirrorSet", "metadata": {"name": name}, "spec": {"imageTagMirrors": entries(by_tag)}}
     return idms, itms
 
 
@@ -236,13 +267,16 @@ def catalog_source(name, namespace, image, display_name=None):
     spec = {"sourceType": "grpc", "image": image}
     if display_name:
         spec["displayName"] = display_name
-    return {"apiVersion": CATALOG_SOURCE_API, "kind": "CatalogSource",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    return {"apiVersion": CATALOG_SOURCE_API, "kind": "CatalogSource", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
 def cluster_catalog(name, image):
-    return {"apiVersion": CLUSTER_CATALOG_API, "kind": "ClusterCatalog", "metadata": {"name": name},
-            "spec": {"source": {"type": "Image", "image": {"ref": image}}}}
+    return {
+        "apiVersion": CLUSTER_CATALOG_API,
+        "kind": "ClusterCatalog",
+        "metadata": {"name": name},
+        "spec": {"source": {"type": "Image", "image": {"ref": image}}},
+    }
 
 
 def mapping_text(pairs):

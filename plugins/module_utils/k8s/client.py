@@ -16,7 +16,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, KindNotFoundError
 
 try:
     from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
@@ -149,4 +149,4 @@ def _lookup_on_dynamic(dyn):
 
 
 def _not_found(kind, api_version):
-    return K8sError(f"Failed to find exact match for {api_version}.{kind} by [kind, name, singularName, shortNames]")
+    return KindNotFoundError(f"Failed to find exact match for {api_version}.{kind} by [kind, name, singularName, shortNames]")

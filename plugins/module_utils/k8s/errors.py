@@ -29,6 +29,11 @@ class K8sError(KubeforgeError, CoreException):
         return {"status": self.status} if isinstance(self.status, int) else {}
 
 
+class KindNotFoundError(K8sError):
+    """The API server's discovery does not list a kind (after the refreshes ``client.find_resource`` makes): its API
+    is not installed on this cluster. Only this error says so; others (no client, a starting server) do not."""
+
+
 class ResourceTimeoutError(K8sError):
     """A wait did not succeed before its deadline.
 

@@ -14,7 +14,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply_owned, diff_view
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, KindNotFoundError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
@@ -32,10 +32,13 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_ca
 
 
 def olm_v1_resource(module, kind):
-    """The discovered resource of an OLM v1 kind, or a clear error when this cluster does not serve the v1 API."""
+    """The discovered resource of an OLM v1 kind, or a clear error when this cluster does not serve the v1 API.
+
+    Only a kind discovery does not list (KindNotFoundError) is blamed on OLM v1: a client that cannot be made (an
+    invalid kubeconfig, an API server that does not answer) and a starting API server fail with their own error."""
     try:
         return module.resource(kind, API_VERSION)
-    except K8sError as exc:
+    except KindNotFoundError as exc:
         raise K8sError(
             f"This cluster does not serve {kind} ({API_VERSION}): OLM v1 (catalogd and operator-controller) is not installed. "
             f"({exc.msg})",

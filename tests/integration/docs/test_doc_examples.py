@@ -5,6 +5,7 @@ and nothing else; the one value replaced is the catalog server address the pages
 free port on each testbed. Authentication comes from K8S_AUTH_KUBECONFIG, as the pages say it may.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -115,7 +116,7 @@ def run_example(block, ctx, replace=None):
         text = text.replace(placeholder, value)
     content = yaml.safe_load(text)
     assert isinstance(content, list) and content, f"{block.path}:{block.line} is not a list of plays or tasks"
-    if not any("hosts" in item for item in content):
+    if not any("hosts" in item or "ansible.builtin.import_playbook" in item for item in content):
         content = [{"name": f"{block.path}:{block.line}", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": content}]
     playbook = ctx["workdir"] / f"example-{block.line}.yml"
     playbook.write_text(yaml.safe_dump(content, sort_keys=False))
@@ -185,6 +186,24 @@ def installed_csv(ctx):
     return poll_until(lambda: ((subscription(ctx) or {}).get("status") or {}).get("installedCSV"), 30, 0.5, "the Subscription's installedCSV")
 
 
+def link_testbed_catalog(ctx):
+    """docs/upgrade_readiness.md: testbed-catalog is the directory the testbed's opm serve serves (kube-demo-catalog)."""
+    link = ctx["workdir"] / "testbed-catalog"
+    if not link.is_symlink():
+        link.symlink_to(ctx["testbed"].run_dir / "catalog")
+
+
+def readiness_report(ctx):
+    """docs/upgrade_readiness.md: both files written; kube-demo's row in both, judged against the catalog given for
+    its CatalogSource, with nothing blocking it (the testbed's bundles declare no maximum)."""
+    directory = ctx["workdir"] / "upgrade-readiness"
+    doc = json.loads((directory / "report.json").read_text())
+    rows = [r for r in doc["operators"] if r["namespace"] == "kube-demo" and r["name"] == "kube-demo.v0.0.1"]
+    assert doc["target"] == "4.21" and len(rows) == 1, doc
+    assert rows[0]["blocks_upgrade"] is False and rows[0]["target_catalog"] == {"package": True, "channel": True}, rows
+    return "| localhost | kube-demo/kube-demo.v0.0.1 | kube-demo | 0.0.1 | stable | - | no |" in (directory / "report.md").read_text()
+
+
 def catalog_file(ctx, version):
     return ctx["workdir"] / "catalogs" / version / "kube-green" / "catalog.yaml"
 
@@ -197,6 +216,8 @@ EXAMPLES = {
     "olm-operator-role": (lambda ctx, out: "changed=0" in out, True, None),
     "olm-operator-info": (None, False, None),
     "olm-operator-info-cluster": (lambda ctx, out: "kube-demo" in out and "0.0.1" in out, False, None),
+    "mirror-select": (lambda ctx, out: '"name": "kube-demo"' in out and '"installed_version": "0.0.1"' in out, False, None),
+    "upgrade-readiness": (lambda ctx, out: readiness_report(ctx), False, link_testbed_catalog),
     "olm-diagnose": (lambda ctx, out: DIAGNOSE_TARBALL.is_file() and "no known failure found" in out, False, None),
     "olm-operator-remove": (lambda ctx, out: subscription(ctx) is None, True, None),
     "pod-security": (lambda ctx, out: enforced(ctx, "kube-demo") == "restricted", False, None),

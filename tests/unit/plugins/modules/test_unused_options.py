@@ -37,7 +37,9 @@ ROWS = [
     ("catalog_render", {"template": "t.yaml", "dest": "out", "select": {"packages": [{"name": "p"}]}}, "select has no effect with template"),
     ("catalog_mirror", {"from_dir": "layout", "mirror": "m.example", "select": {"full": True}}, "select has no effect with from_dir"),
     ("catalog_mirror", {"source_image": "r.example/i:v1", "to_dir": "layout", "manifests_dir": "out"}, "manifests_dir has no effect with to_dir"),
+    ("catalog_mirror", {"from_dir": "layout", "mirror": "m.example", "source_registry_username": "me"}, "source_registry_username has no effect with from_dir"),
     ("catalog_validate", {"path": "fbc", "ocp_version": "v4.20"}, "ocp_version has no effect without community_checks=true"),
+    ("catalog_diff", {"old": "old", "new": "new", "docker_config": "auth.json"}, "docker_config has no effect without old_image or new_image"),
     ("catalog_template", {"path": "t.yaml", "latest_in_channel": "stable", "relink": False}, "relink has no effect without remove_bundle"),
     (
         "catalog_release",
