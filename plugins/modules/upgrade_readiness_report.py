@@ -129,11 +129,11 @@ paths:
     markdown:
       description: The Markdown report.
       type: str
-      sample: /home/admin/readiness-report/report.md
+      sample: readiness-report/report.md
     json:
       description: The JSON report.
       type: str
-      sample: /home/admin/readiness-report/report.json
+      sample: readiness-report/report.json
 """
 
 import json
