@@ -251,7 +251,8 @@ CATALOG = [
 ]
 
 
-def model(docs=CATALOG):
+def model(docs=None):
+    docs = CATALOG if docs is None else docs
     return convert_to_model(load_bytes("\n".join(json.dumps(d) for d in docs).encode()), validate=False)
 
 
