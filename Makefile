@@ -65,7 +65,7 @@ PYTEST_REPORT := --durations=15
 TESTBED := PYTHONPATH=$(CURDIR)/tests $(CURDIR)/$(PY) -m testbed
 
 .PHONY: help venv env collection-link unit ruff format lint docs-lint docs sanity sanity-venv changelog-lint molecule \
-	check-packages testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-fleet bench-operator bench-mirror demo build clean distclean \
+	check-packages testbed-deps testbed-build testbed-up testbed-down testbed-status smoke smoke-parallel smoke-costs smoke-exclusive testbed-up-once testbed-down-once testbed-binaries test ee bench bench-olm bench-canary bench-fleet bench-upgrade-plan bench-operator bench-mirror demo build clean distclean \
 	selfcontained
 
 help: ## Show this help
@@ -252,7 +252,7 @@ smoke-exclusive: collection-link
 # Molecule scenarios of the roles (molecule/<scenario>/): no instances, the plays run on localhost against the
 # testbed, whose variables file KUBEFORGE_TESTBED_VARS names. MOLECULE_GLOB keeps the collection's top-level molecule/
 # directory without molecule's "migrate to extensions/molecule" warning.
-MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish catalog_mirror fleet_rollout
+MOLECULE_SCENARIOS ?= default cluster_setup olm_operator scc_relax canary_rollout catalog_publish catalog_mirror fleet_rollout upgrade_readiness
 # A testbed this target starts is stopped again at the end (as the pytest session fixture does), failure or not.
 molecule: collection-link ## Molecule scenarios of the roles against the testbed (brought up when needed)
 	$(MAKE) testbed-build
@@ -278,7 +278,7 @@ molecule: collection-link ## Molecule scenarios of the roles against the testbed
 TEST_LOGS := $(BUILD_DIR)/test-logs
 # The scenarios in two lanes of about equal length (the preflight first); together they are MOLECULE_SCENARIOS.
 MOLECULE_LANE_A := default olm_operator canary_rollout fleet_rollout
-MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish catalog_mirror
+MOLECULE_LANE_B := scc_relax cluster_setup catalog_publish catalog_mirror upgrade_readiness
 # The checks that need no cluster run at a lower CPU priority: the testbed lane is the longer one (its tests wait on
 # the cluster, which needs the CPU), and the checks still end well before it, in the time it leaves idle.
 NICE_LANE := nice -n 10
@@ -348,6 +348,10 @@ bench-canary: collection-link testbed-deps ## Benchmark daemonset_canary against
 bench-fleet: collection-link testbed-deps ## Benchmark playbooks/fleet_rollout.yml against a kubernetes.core loop on the testbed's member clusters (starts them and leaves them running; not a test)
 	@mkdir -p $(BUILD_DIR)/bench
 	$(PY) benchmarks/fleet/run.py --out $(BUILD_DIR)/bench/fleet.json --markdown $(BUILD_DIR)/bench/fleet.md $(BENCH_ARGS)
+
+bench-upgrade-plan: collection-link testbed-deps ## Benchmark olm_upgrade_plan (50 operators, 500-package catalog) against a kubernetes.core k8s_info loop on the testbed (not a test)
+	@mkdir -p $(BUILD_DIR)/bench
+	$(PY) benchmarks/upgrade_plan/run.py --out $(BUILD_DIR)/bench/upgrade-plan.json --markdown $(BUILD_DIR)/bench/upgrade-plan.md $(BENCH_ARGS)
 
 bench-operator: collection-link testbed-deps ## Benchmark a no-op OperatorInstall reconcile: our role vs the operator-sdk scaffold way (kubernetes.core k8s tasks) on the testbed (not a test)
 	@mkdir -p $(BUILD_DIR)/bench

@@ -167,9 +167,11 @@ def upgrade_plan(client, openshift_version, catalogs=(), packages=None, catalog_
         try:
             extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
         except K8sError as exc:
-            if exc.status not in (401, 403):
+            # 404: the discovery cache was stale (it listed the API of another cluster at the same address): not served.
+            if exc.status not in (401, 403, 404):
                 raise
-            warnings.append("OLM v1 ClusterExtensions are not judged: %s" % excerpt(exc.msg))
+            if exc.status != 404:
+                warnings.append("OLM v1 ClusterExtensions are not judged: %s" % excerpt(exc.msg))
     models = dict((i, catalog_loader(entry)) for i, entry in enumerate(catalogs))
     rows = v0_installed(csvs, subscriptions, catalogs, packages) + v1_installed(extensions, catalogs, models, packages)
     used = set(row["catalog"] for row in rows)

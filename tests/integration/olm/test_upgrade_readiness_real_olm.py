@@ -15,6 +15,10 @@ setUpgradeable sets Upgradeable=False, reason IncompatibleOperatorsInstalled, me
 The header is a constant upstream (it names 4.23/5.0 whatever the release); one line per non-copied CSV whose declared
 maximum is below the next minor (4.23 normalised to 5.0) or whose declaration is invalid; CSVs without the property
 are never named.
+
+The same member is then started again as OpenShift 4.22.0 (RELEASE_5_0), whose next minor OLM calls 4.23 - the one
+upgrade to 5.0 (normalizeOCPVersion: a declared 4.23 is 5.0) - with bundles declaring 4.22, 4.23 and 5.0 (CASES_5_0),
+and the module asked for 5.0 and for 4.23 must name what OLM names.
 """
 
 import json
@@ -56,6 +60,16 @@ CASES = {
     "word": (("latest",), "file", "invalid"),
     "two": (("4.21", "4.22"), "file", "invalid"),  # more than one property: blocks whatever the values
 }
+# The 4.23 = 5.0 cases, on the member started again as OpenShift RELEASE_5_0 (next minor 4.23), with what OLM says:
+# 4.22 blocks; 4.23 is normalised to 5.0 and does not (a plain comparison with 5.0 would block it); 5.0 does not.
+RELEASE_5_0 = "4.22.0"
+CATALOG_5_0 = "ocp-upgrade-5"
+CASES_5_0 = {
+    "v422": (("4.22",), "file", "max"),
+    "v423": (("4.23",), "file", None),
+    "v50": (("5.0",), "annotation", None),
+}
+ALL_CASES = {**CASES, **CASES_5_0}
 # The case installed in the global namespace, so that copies of its CSV exist in every namespace (never named).
 GLOBAL_CASE = "equal"
 
@@ -83,7 +97,7 @@ def write_bundle(root, case):
         "0.0.1": VERSION,
     }
     bundle = write_renamed_bundles(root / case, renames, {VERSION: ("0.0.1", None)}) / VERSION
-    values, how, _verdict = CASES[case]
+    values, how, _verdict = ALL_CASES[case]
     properties = [{"type": "olm.maxOpenShiftVersion", "value": value} for value in values]
     if properties and how == "file":
         (bundle / "metadata" / "properties.yaml").write_text(yaml.safe_dump({"properties": properties}, sort_keys=False))
@@ -115,35 +129,36 @@ def render_catalog(opm, bundles, dest):
 class OpenShiftMember:
     """The member cluster OLM takes for OpenShift RELEASE, with every case installed, and OLM's settled verdict."""
 
-    def __init__(self, testbed, work):
+    def __init__(self, testbed, work, release=RELEASE, cases=None, catalog=CATALOG):
         started = time.monotonic()
-        self.facts = testbed.ensure_openshift_member(release=RELEASE)
+        self.release, self.cases, self.catalog = release, CASES if cases is None else cases, catalog
+        self.facts = testbed.ensure_openshift_member(release=release)
         self.up_seconds = round(time.monotonic() - started, 1)
         self.kubeconfig = self.facts["kubeconfig"]
         self.api = api_client(self.kubeconfig, pool=8)
         self.custom = client.CustomObjectsApi(self.api)
         self.work = work
-        bundles = {case: write_bundle(work / "bundles", case) for case in CASES}
+        bundles = {case: write_bundle(work / "bundles", case) for case in cases}
         fbc = render_catalog(Path(testbed.state["bin"]) / "opm", bundles, work / "fbc")
-        self.address = testbed.serve_catalog(fbc, name=CATALOG)
+        self.address = testbed.serve_catalog(fbc, name=catalog)
 
     def install_all(self):
         auth = {"kubeconfig": self.kubeconfig}
         source = run_module_subprocess(
-            self.work, "olm_catalog_source", dict(auth, name=CATALOG, namespace=CATALOG_NAMESPACE, address=self.address, wait_timeout=120)
+            self.work, "olm_catalog_source", dict(auth, name=self.catalog, namespace=CATALOG_NAMESPACE, address=self.address, wait_timeout=120)
         )
         assert not source.get("failed"), source
 
         def one(case):
             work = self.work / f"install-{case}"
             work.mkdir()
-            args = dict(auth, package=package(case), namespace=namespace(case), catalog=CATALOG, catalog_namespace=CATALOG_NAMESPACE, channel="stable")
+            args = dict(auth, package=package(case), namespace=namespace(case), catalog=self.catalog, catalog_namespace=CATALOG_NAMESPACE, channel="stable")
             installed = run_module_subprocess(work, "olm_operator", dict(args, wait_timeout=300))
             assert not installed.get("failed"), (case, installed.get("msg"))
             return case
 
         with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(one, CASES))
+            list(pool.map(one, self.cases))
 
     def cluster_operator(self):
         return self.custom.get_cluster_custom_object("config.openshift.io", "v1", "clusteroperators", CLUSTER_OPERATOR)
@@ -188,20 +203,18 @@ class OpenShiftMember:
         return [c["metadata"]["namespace"] for c in listing["items"] if c["metadata"]["name"] == name]
 
 
-@pytest.fixture(scope="module")
-def openshift_member(testbed, tmp_path_factory):
-    """The OpenShift member with every case installed and OLM's settled verdict: (member, condition, {csv: line});
-    the member is stopped at the end (it loads the machine)."""
-    work = tmp_path_factory.mktemp("ocp-upgrade")
+def installed_member(testbed, work, release, cases, catalog):
+    """The OpenShift member at ``release`` with ``cases`` installed and OLM's settled verdict: (member, condition,
+    {csv: line}); the member is stopped at the end (it loads the machine)."""
     member = None
     try:
-        member = OpenShiftMember(testbed, work)
+        member = OpenShiftMember(testbed, work, release=release, cases=cases, catalog=catalog)
         started = time.monotonic()
         member.install_all()
         installed = time.monotonic()
         condition = member.settled_upgradeable()
         print(
-            f"member {member.facts['name']} (OpenShift {RELEASE}) up in {member.up_seconds} s; {len(CASES)} operators installed in "
+            f"member {member.facts['name']} (OpenShift {release}) up in {member.up_seconds} s; {len(cases)} operators installed in "
             f"{installed - started:.1f} s; Upgradeable settled {time.monotonic() - installed:.1f} s later"
         )
         yield member, condition, blocking_csvs(condition)
@@ -209,7 +222,19 @@ def openshift_member(testbed, tmp_path_factory):
         if member:
             member.api.close()
         testbed.stop_member(OPENSHIFT_MEMBER)
-        testbed.stop_catalog(CATALOG)
+        testbed.stop_catalog(catalog)
+
+
+@pytest.fixture(scope="module")
+def openshift_member(testbed, tmp_path_factory):
+    """The OpenShift 4.20 member with every case of CASES installed and OLM's settled verdict."""
+    yield from installed_member(testbed, tmp_path_factory.mktemp("ocp-upgrade"), RELEASE, CASES, CATALOG)
+
+
+@pytest.fixture(scope="module")
+def openshift_member_5_0(testbed, tmp_path_factory):
+    """The member started again as OpenShift RELEASE_5_0 with the cases of CASES_5_0 and OLM's settled verdict."""
+    yield from installed_member(testbed, tmp_path_factory.mktemp("ocp-upgrade-5"), RELEASE_5_0, CASES_5_0, CATALOG_5_0)
 
 
 def test_olm_names_the_csvs_the_rule_says(openshift_member):
@@ -265,3 +290,30 @@ def test_module_verdict_equals_olm(openshift_member):
             assert op["blocks_upgrade"] is False, op
             assert op["block_reason"] is None, op
     assert result["verdict"] == ("ready" if not named else "blocked")  # no target catalog given: no path for a blocker
+
+
+@pytest.mark.parametrize("target", ["5.0", "4.23"])
+def test_module_verdict_equals_olm_for_5_0(openshift_member_5_0, target):
+    """On OpenShift 4.22 OLM's next minor is 4.23, the one upgrade to 5.0, and a declared 4.23 is 5.0: OLM names the
+    CSV declaring 4.22 only, and olm_upgrade_plan for 5.0 and for 4.23 names exactly that CSV with OLM's line (not the
+    one declaring 4.23, which a plain comparison with 5.0 would block)."""
+    member, condition, named = openshift_member_5_0
+    assert member.next_minor() == "4.23"
+    assert condition["status"] == "False", condition
+    assert {key: kind for key, (kind, _line) in named.items()} == {csv_key(case): verdict for case, (_v, _h, verdict) in CASES_5_0.items() if verdict}
+    work = member.work / f"plan-{target}-{os.urandom(3).hex()}"
+    work.mkdir()
+    result = run_module_subprocess(work, "olm_upgrade_plan", {"kubeconfig": member.kubeconfig, "openshift_version": target})
+    assert not result.get("failed"), result.get("msg")
+    assert result["target"] == "5.0"
+    assert sorted(result["blockers"]) == sorted(named)
+    operators = {f"{op['namespace']}/{op['name']}": op for op in result["operators"] if op["generation"] == "v0"}
+    assert set(operators) == member.original_csvs()
+    for case, (values, _how, _verdict) in CASES_5_0.items():
+        op = operators[csv_key(case)]
+        assert op["max_openshift_version"] == values[0]
+        assert op["blocks_upgrade"] is (csv_key(case) in named), op
+        assert (op["block_reason"] or "").removeprefix("- ") == (named[csv_key(case)][1] if csv_key(case) in named else ""), op
+    assert result["olm_condition"]["status"] == condition["status"]
+    assert result["olm_condition"]["reason"] == condition.get("reason")
+    assert result["olm_condition"]["message"] == condition.get("message")

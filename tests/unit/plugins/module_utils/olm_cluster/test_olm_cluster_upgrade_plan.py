@@ -160,6 +160,15 @@ def test_without_olm_v1_no_extension_request():
     assert [r[0] for r in client.requests] == ["ClusterServiceVersion", "Subscription"]
 
 
+def test_extensions_a_stale_discovery_cache_lists_are_not_served():
+    """The cache listed olm.operatorframework.io/v1 but the server answers 404 (a cluster started again at the same
+    address without OLM v1, as the testbed's ocp-1 met it): no ClusterExtensions, no warning, no failure."""
+    client = FakeDynamicClient(objects(), served=V1, errors={"ClusterExtension": api_exception(404, "Not Found")})
+    result = glue.upgrade_plan(client, "4.21")
+    assert "warnings" not in result
+    assert all(op["generation"] == "v0" for op in result["operators"])
+
+
 def test_forbidden_extensions_are_a_warning():
     client = FakeDynamicClient(objects(), served=V1, errors={"ClusterExtension": api_exception(403, "Forbidden")})
     result = glue.upgrade_plan(client, "4.21")
