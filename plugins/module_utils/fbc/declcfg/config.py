@@ -86,6 +86,22 @@ class DeclarativeConfig:
         names.discard("")
         return sorted(names, key=go_sort_key)
 
+    def restricted_to(self, names):
+        """A DeclarativeConfig of the objects of the packages in ``names`` only (the same objects, not copies)."""
+        names = set(names)
+
+        def other_package(o):
+            pkg = get_ci(o, "package")
+            return pkg if isinstance(pkg, str) else ""
+
+        return DeclarativeConfig(
+            packages=[p for p in self.packages if (p.get("name") or "") in names],
+            channels=[c for c in self.channels if (c.get("package") or "") in names],
+            bundles=[b for b in self.bundles if (b.get("package") or "") in names],
+            deprecations=[d for d in self.deprecations if (d.get("package") or "") in names],
+            others=[o for o in self.others if other_package(o) in names],
+        )
+
     def merge(self, other):
         self.packages.extend(other.packages)
         self.channels.extend(other.channels)

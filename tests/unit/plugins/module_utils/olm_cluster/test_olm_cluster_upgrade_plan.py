@@ -203,3 +203,24 @@ def test_an_image_is_pulled_with_its_registry_auth(monkeypatch, catalog_file):
     model = glue.load_catalog({"source": "demo", "image": "r.example/c:v4.21", "registry_auth": {"username": "u", "password": "p", "ca_file": "ca.crt"}})
     assert seen == {"source_image": "r.example/c:v4.21", "registry_username": "u", "registry_password": "p", "ca_file": "ca.crt"}
     assert "kube-demo" in model
+
+
+def test_only_the_installed_packages_of_a_catalog_are_converted(tmp_path):
+    catalog = tmp_path / "three.json"
+    catalog.write_text("\n".join(json.dumps(d) for name in ("kube-demo", "kube-other", "kube-v1demo") for d in catalog_docs(name)))
+    catalogs = [{"source": "demo", "file": str(catalog)}]
+    asked = []
+
+    def loader(entry, packages):
+        asked.append(sorted(packages))
+        return glue.load_catalog(entry, packages)
+
+    result = glue.upgrade_plan(FakeDynamicClient(objects(), served=V1), "4.21", catalogs=catalogs, catalog_loader=loader)
+    assert asked == [["kube-demo", "kube-lone", "kube-v1demo"]]  # v0 Subscriptions/CSVs and v1 ClusterExtensions
+    assert sorted(glue.load_catalog(catalogs[0], set(asked[0]))) == ["kube-demo", "kube-v1demo"]  # kube-other left out
+    assert sorted(glue.load_catalog(catalogs[0])) == ["kube-demo", "kube-other", "kube-v1demo"]
+    # the same plan as from the whole catalog
+    whole = glue.upgrade_plan(
+        FakeDynamicClient(objects(), served=V1), "4.21", catalogs=catalogs, catalog_loader=lambda entry, _packages: glue.load_catalog(entry)
+    )
+    assert result == whole
