@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import record as rec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import status as olm
 
@@ -121,9 +122,23 @@ def workload_pods(snapshot):
     return [pod for pod in snapshot.pods.values() if olm.live_pod(pod) and any(selector_matches(s, _labels(pod)) for s in selectors)]
 
 
+def _container_statuses(pod):
+    return (olm.status(pod).get("initContainerStatuses") or []) + (olm.status(pod).get("containerStatuses") or [])
+
+
 def _restarts(pod):
-    statuses = (olm.status(pod).get("containerStatuses") or []) + (olm.status(pod).get("initContainerStatuses") or [])
-    return sum(c.get("restartCount") or 0 for c in statuses)
+    return sum(c.get("restartCount") or 0 for c in _container_statuses(pod))
+
+
+def _why_restarted(pod):
+    """``: container manager exit code 1 (Error)`` - the last exit of the containers that have restarted, so that the
+    cause is the same whether the gate sees the first restart or, later, the kubelet's crash loop."""
+    exits = [
+        f"container {c.get('name')} {podstatus.describe_exit(podstatus.last_termination(c))}".rstrip()
+        for c in _container_statuses(pod)
+        if (c.get("restartCount") or 0) > 0
+    ]
+    return f": {', '.join(exits)}" if exits else ""
 
 
 def pod_trouble(pod, state):
@@ -135,7 +150,7 @@ def pod_trouble(pod, state):
     restarts = _restarts(pod)
     first = state.restarts.setdefault(uid, restarts)
     if restarts > first:
-        return f"pod {olm.name_of(pod)} restarted during the health gate (restarts: {first} -> {restarts})"
+        return f"pod {olm.name_of(pod)} restarted during the health gate (restarts: {first} -> {restarts}){_why_restarted(pod)}"
     return None
 
 

@@ -24,12 +24,15 @@ def deployment(available=1, replicas=1, generation=1, observed=1):
     }
 
 
-def pod(name="op-1", restarts=0, waiting=None, labels=None, uid=None):
+def pod(name="op-1", restarts=0, waiting=None, labels=None, uid=None, last_exit=None):
     state = {"waiting": {"reason": waiting}} if waiting else {"running": {}}
+    container = {"name": "manager", "restartCount": restarts, "state": state}
+    if last_exit is not None:
+        container["lastState"] = {"terminated": {"exitCode": last_exit, "reason": "Error"}}
     return {
         "metadata": {"name": name, "uid": uid or name, "labels": labels if labels is not None else {"app": "op"}},
         "spec": {"restartPolicy": "Always"},
-        "status": {"phase": "Running", "containerStatuses": [{"name": "manager", "restartCount": restarts, "state": state}]},
+        "status": {"phase": "Running", "containerStatuses": [container]},
     }
 
 
@@ -96,8 +99,8 @@ def test_a_restart_during_the_gate_fails_it_and_the_soak_restarts_when_not_ready
     assert gate.verdict(the_gate, snap(pods=[pod(restarts=1)]), state, 126.0) == (gate.WAITING, "healthy for 0 of 30 s")
     assert gate.verdict(the_gate, snap(pods=[pod(restarts=1)]), state, 156.0) == (gate.PASSED, "healthy for 30 s")
     # one more restart of the pod seen with 1: fails, naming it; a new pod starts from its own count
-    verdict, message = gate.verdict(the_gate, snap(pods=[pod(restarts=2)]), state, 157.0)
-    assert verdict == gate.FAILED and "restarts: 1 -> 2" in message
+    verdict, message = gate.verdict(the_gate, snap(pods=[pod(restarts=2, last_exit=1)]), state, 157.0)
+    assert (verdict, message) == (gate.FAILED, "pod op-1 restarted during the health gate (restarts: 1 -> 2): container manager exit code 1 (Error)")
     assert gate.verdict(the_gate, snap(pods=[pod(name="op-2", restarts=4)]), state, 158.0)[0] == gate.PASSED
 
 
