@@ -4,7 +4,7 @@ catalog, served by an `opm serve` of its own to every cluster (Testbed.ensure_me
 kube-fleet 0.1.0 -> 0.2.0 -> 0.3.0 (each replacing the one before; a CRD of its own group) run the real node's images:
 0.1.0 and 0.2.0 its pause image (they run for good), 0.3.0 its crash image - exit 1 at once on the real node, and the
 KWOK crash-loop stage of every cluster keeps its pods in CrashLoopBackOff on the simulated nodes: a bad release
-everywhere. The bundles are rendered by the real `opm render` (embedded objects, no bundle image to unpack).
+everywhere. 0.2.0 allows OpenShift up to 4.21 (MAX_OPENSHIFT). The bundles are rendered by the real `opm render` (embedded objects, no bundle image to unpack).
 """
 
 import re
@@ -29,8 +29,13 @@ RENAMES = {
 VERSIONS = {"0.1.0": ("0.0.1", None), "0.2.0": ("0.0.2", "0.1.0"), "0.3.0": ("0.0.2", "0.2.0")}
 # The version whose operator crash-loops.
 BAD = "0.3.0"
+# The highest OpenShift minor a version allows (`olm.maxOpenShiftVersion` in its bundle's metadata/properties.yaml):
+# an upgrade-readiness check for a later minor names the clusters that run it (the demo's fleet act).
+MAX_OPENSHIFT = {"0.2.0": "4.21"}
 OPERATOR_IMAGE = re.compile(r"example\.invalid/kubeforge/kube-fleet[a-z0-9]*-operator:v[0-9.]+")
 SERVED_AS = "fleet"
+# Where serve() renders the catalog it serves, under the testbed's run directory.
+CATALOG_DIR = "fleet-catalog/fbc"
 
 
 def rename(text, renames):
@@ -73,6 +78,9 @@ def write_bundles(dest, images, renames=None):
     for version in VERSIONS:
         for csv in (root / version / "manifests").glob("*.clusterserviceversion.yaml"):
             csv.write_text(OPERATOR_IMAGE.sub(images["crash" if version == BAD else "pause"], csv.read_text()))
+        if version in MAX_OPENSHIFT:
+            properties = {"properties": [{"type": "olm.maxOpenShiftVersion", "value": MAX_OPENSHIFT[version]}]}
+            (root / version / "metadata" / "properties.yaml").write_text(yaml.safe_dump(properties, sort_keys=False))
     return root
 
 
@@ -105,9 +113,9 @@ def serve(bed) -> str:
     running = bed.state.get("processes", {}).get(f"{bed.EXTRA_CATALOG}-{SERVED_AS}")
     if running and running.get("address"):
         return running["address"]
-    work = bed.run_dir / "fleet-catalog"
+    fbc_dir = bed.run_dir / CATALOG_DIR
     registry_host = bed.state["registry"]["host"]
     images = {name: realnode.image_ref(registry_host, name, bed.state["versions"]) for name in ("pause", "crash")}
-    bundles = write_bundles(work / "bundles", images)
-    fbc = render_catalog(Path(bed.state["bin"]) / "opm", bundles, work / "fbc")
+    bundles = write_bundles(fbc_dir.parent / "bundles", images)
+    fbc = render_catalog(Path(bed.state["bin"]) / "opm", bundles, fbc_dir)
     return bed.serve_catalog(fbc, name=SERVED_AS)

@@ -234,6 +234,7 @@ def ansible_vars(main: cluster.Testbed) -> dict:
     catalog = main.state.get("processes", {}).get(f"{cluster.EXTRA_CATALOG}-{fleet_catalog.SERVED_AS}", {}).get("address")
     return {
         "testbed_fleet_catalog_address": catalog,
+        "testbed_fleet_catalog_dir": str(main.run_dir / fleet_catalog.CATALOG_DIR),
         "testbed_fleet_kubeconfigs": str(main.run_dir / FLEET_DIR),
         "testbed_members": [{"name": m.name, "kubeconfig": m.kubeconfig, "olmv1": bool(m.state.get("olmv1"))} for m in members],
     }

@@ -73,6 +73,16 @@ def _v0_catalog(catalogs, source, source_namespace):
     return None
 
 
+def _subscription_of(key, subs, replaced_by):
+    """The Subscription of the CSV ``key`` (namespace, name): its own, else that of the CSV replacing it - an upgrade
+    under way (or stuck) keeps the old CSV, which OLM still judges, beside the Subscription's new one."""
+    seen = set()
+    while key not in subs and key in replaced_by and key not in seen:
+        seen.add(key)
+        key = (key[0], replaced_by[key])
+    return subs.get(key)
+
+
 def v0_installed(csvs, subscriptions, catalogs, packages=None):
     """The ``installed`` rows of ``olm.upgrade_plan.plan`` for every CSV that is not copied."""
     subs = {}
@@ -82,12 +92,13 @@ def v0_installed(csvs, subscriptions, catalogs, packages=None):
         for csv_name in (st.get("currentCSV"), st.get("installedCSV")):
             if csv_name:
                 subs[(ns, csv_name)] = sub
+    replaced_by = dict(((_meta(c).get("namespace"), _spec(c)["replaces"]), _meta(c).get("name")) for c in csvs if _spec(c).get("replaces"))
     rows = []
     for csv in csvs:
         if core.is_copied(csv):
             continue
         meta = _meta(csv)
-        sub = subs.get((meta.get("namespace"), meta.get("name")))
+        sub = _subscription_of((meta.get("namespace"), meta.get("name")), subs, replaced_by)
         declared, version, error = core.csv_max_openshift_version(csv)
         package = _spec(sub).get("name") if sub is not None else core.csv_package(csv)[0]
         if packages and package not in packages:
@@ -132,6 +143,8 @@ def v1_installed(extensions, catalogs, models, packages=None):
                 break
             if chosen is None and models[i].get(package) is not None:
                 chosen = i
+        if chosen is None and selector is not None and candidates:
+            chosen = candidates[0]  # the entry of the ClusterCatalog the selector names, even without the package
         declared = version = error = None
         if found is not None:
             declared, version, error = core.max_openshift_version(core.catalog_properties(found.properties))
@@ -143,6 +156,7 @@ def v1_installed(extensions, catalogs, models, packages=None):
                 "name": _meta(ext).get("name"),
                 "package": package,
                 "channel": channels[0] if len(channels) == 1 else None,
+                "channels": list(channels),
                 "installed_version": bundle.get("version"),
                 "source": catalogs[chosen]["source"] if chosen is not None else selector,
                 "bundle": bundle.get("name"),

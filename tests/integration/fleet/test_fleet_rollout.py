@@ -19,7 +19,7 @@ from lib import canary_objects, fleet
 from lib.doc_examples import runnable
 from lib.polling import poll_until
 from lib.runners import run_module_subprocess
-from testbed import realnode
+from testbed import fleet_catalog, realnode
 from testbed.cluster import API_CLIENTS
 from testbed.kube import api_client
 
@@ -263,6 +263,24 @@ def test_a_crash_looping_version_halts_after_the_canary_and_a_rerun_refuses_unti
     # the real node ran the bad release
     pods = client.CoreV1Api(fleet_bed.apis[CANARY]).list_namespaced_pod(ns).items
     assert any(p.spec.node_name == realnode.NODE_NAME and "crash" in p.spec.containers[0].image for p in pods), [p.spec.node_name for p in pods]
+    # OLM keeps 0.2.0 (Replacing) beside the failing 0.3.0 and the Subscription names only 0.3.0: olm_upgrade_plan plans
+    # the old CSV, which allows OpenShift up to 4.21, from that Subscription's catalog (the demo's readiness act)
+    plan = run_module_subprocess(
+        directory(fleet_bed.work, f"plan-{ns}"),
+        "olm_upgrade_plan",
+        {
+            "kubeconfig": fleet_bed.kubeconfigs[CANARY],
+            "openshift_version": "4.22",
+            "packages": [fleet.PACKAGE],
+            "catalogs": [{"source": "fleet", "dir": str(Path(fleet_bed.testbed.run_dir) / fleet_catalog.CATALOG_DIR)}],
+        },
+    )
+    planned = {op["name"]: op for op in plan.get("operators", []) if op["namespace"] == ns}
+    assert set(planned) == {"kube-fleet.v0.2.0", "kube-fleet.v0.3.0"}, plan
+    replaced = planned["kube-fleet.v0.2.0"]
+    assert (replaced["source"], replaced["channel"], replaced["max_openshift_version"], replaced["blocks_upgrade"]) == ("fleet", "stable", "4.21", True), replaced
+    assert (replaced["action"]["kind"], replaced["path"]) == ("upgrade", ["0.2.0", "0.3.0"]), replaced
+    assert (planned["kube-fleet.v0.3.0"]["blocks_upgrade"], planned["kube-fleet.v0.3.0"]["action"]["kind"]) == (False, "none"), planned
 
     # a rerun without acknowledgement: refused before any cluster is touched, naming the cluster and the cause
     code, output = fleet_bed.rollout(ns, fleet.BAD, report_dir)

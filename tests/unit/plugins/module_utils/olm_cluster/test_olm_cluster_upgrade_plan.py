@@ -133,6 +133,22 @@ def test_rows_from_subscriptions_csvs_and_catalogs(catalog_file, catalog_dir):
     assert "warnings" not in result
 
 
+def test_a_csv_being_replaced_is_planned_from_its_successors_subscription(catalog_file):
+    """An upgrade under way or stuck (the new CSV failing): OLM keeps the old CSV, Replacing, and still judges it; the
+    Subscription names only the new one. The old one is planned from that Subscription's catalog and channel."""
+    old = csv("kube-demo.v0.0.1", "ns0", "0.0.1", "4.20")
+    new = csv("kube-demo.v0.0.2", "ns0", "0.0.2", "4.22")
+    new["spec"]["replaces"] = "kube-demo.v0.0.1"
+    client = FakeDynamicClient({"ClusterServiceVersion": [old, new], "Subscription": [subscription("ns0", "kube-demo.v0.0.2")]}, served=V0)
+    result = glue.upgrade_plan(client, "4.21", catalogs=[{"source": "demo", "file": catalog_file}])
+    by_name = {op["name"]: op for op in result["operators"]}
+    replaced = by_name["kube-demo.v0.0.1"]
+    assert (replaced["source"], replaced["channel"], replaced["blocks_upgrade"]) == ("demo", "stable", True)
+    assert (replaced["action"]["kind"], replaced["path"]) == ("upgrade", ["0.0.1", "0.0.2"])
+    assert by_name["kube-demo.v0.0.2"]["action"]["kind"] == "none"
+    assert result["verdict"] == "needs_action"
+
+
 def test_packages_narrow_the_plan(catalog_file):
     result = glue.upgrade_plan(FakeDynamicClient(objects(), served=V1), "4.21", catalogs=[{"source": "demo", "file": catalog_file}], packages=["kube-demo"])
     assert [op["name"] for op in result["operators"]] == ["kube-demo.v0.0.1"]
@@ -152,6 +168,17 @@ def test_a_selector_naming_another_catalog_is_not_searched(catalog_dir):
     (v1,) = result["operators"]
     assert (v1["source"], v1["action"]["kind"]) == ("other", "unknown")
     assert result["warnings"] == ["catalogs[0] (v1-catalog) is the catalog of no installed operator"]
+
+
+@pytest.mark.parametrize("catalog, target_catalog, kind", [("v1-catalog", {"package": False, "channel": False}, "remove_or_replace"), (None, None, "unknown")])
+def test_the_catalog_a_selector_names_answers_without_the_package(catalog_file, catalog, target_catalog, kind):
+    """The entry of the ClusterCatalog the selector names is the extension's target catalog even without its package
+    (on the testbed: tests/integration/olmv1/test_upgrade_plan_olmv1.py); without a selector, no entry is known."""
+    objs = objects()
+    objs["ClusterExtension"] = [extension("v1demo", "kube-v1demo", "0.0.1", catalog=catalog)]
+    result = glue.upgrade_plan(FakeDynamicClient(objs, served=V1), "4.21", catalogs=[{"source": "v1-catalog", "file": catalog_file}], packages=["kube-v1demo"])
+    (v1,) = result["operators"]
+    assert (v1["target_catalog"], v1["action"]["kind"], v1["blocks_upgrade"]) == (target_catalog, kind, False)
 
 
 def test_without_olm_v1_no_extension_request():
