@@ -462,7 +462,7 @@ duration:
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.args import rollout_options
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster.rollout import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 UNUSED = (
@@ -472,11 +472,6 @@ UNUSED = (
     Unused(("canary",), lambda p: p["kind"] == "daemonset", "except with kind=daemonset"),
     Unused(("serial",), lambda p: p["clusters"] and p["wave"] is None, "without clusters, or with wave (it numbers the waves)"),
 )
-
-
-def extension_registry_options():
-    """olm_cluster_extension's registry_auth suboptions: the registry_auth doc fragment's options without the prefix."""
-    return dict((k[len("registry_") :] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items())
 
 
 def argspec():
@@ -509,7 +504,7 @@ def argspec():
         "record_namespace": {"type": "str"},
         "approve_dependencies": {"type": "bool", "default": True},
         "catalogd_ca_cert": {"type": "path"},
-        "registry_auth": {"type": "dict", "options": extension_registry_options()},
+        "registry_auth": {"type": "dict", "options": registry_auth_argspec()},
         "canary": {"type": "dict", "options": rollout_options()},
         "report_dir": {"type": "path"},
         "clusters": {"type": "list", "elements": "str"},

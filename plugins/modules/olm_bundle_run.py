@@ -413,7 +413,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.bundle_run import DEFAULT_OPM_IMAGE
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.operator import UNINSTALL_UNUSED
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.bundle_run import execute
@@ -446,11 +446,7 @@ def argspec():
         "bundle_image": {"type": "str"},
         "index_image": {"type": "str"},
         "pull_secret": {"type": "str", "no_log": False},
-        # the registry_auth doc fragment's options without the registry_ prefix (validate_certs is a k8s option too)
-        "registry_auth": {
-            "type": "dict",
-            "options": dict((k[len("registry_") :] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items()),
-        },
+        "registry_auth": {"type": "dict", "options": registry_auth_argspec()},
         "package": {"type": "str"},
         "namespace": {"type": "str", "required": True},
         "channel": {"type": "str"},

@@ -301,7 +301,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_extension import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
@@ -331,8 +331,7 @@ def argspec():
         create_service_account=dict(type="bool", default=False),
         delete_crds_and_data=dict(type="bool", default=False),
         force_conflicts=dict(type="bool", default=False),
-        # the registry_auth doc fragment's options without the registry_ prefix (validate_certs is a k8s option too)
-        registry_auth=dict(type="dict", options=dict((k[len("registry_"):] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items())),
+        registry_auth=dict(type="dict", options=registry_auth_argspec()),
     )
 
 

@@ -35,6 +35,19 @@ def registry_argspec():
     return copy.deepcopy(_REGISTRY_ARGSPEC)
 
 
+def registry_auth_argspec():
+    """The suboptions of a module's ``registry_auth`` dict option: the registry options without their ``registry_``
+    prefix (``username``, ``password``, ``docker_config``, ...), for modules whose own ``validate_certs`` and
+    ``timeout`` are the cluster's."""
+    return dict((name[len("registry_") :] if name.startswith("registry_") else name, spec) for name, spec in registry_argspec().items())
+
+
+def registry_auth_params(auth):
+    """A ``registry_auth`` dict's values under the registry options' own names (what ``registry_client_kwargs``
+    reads); the unset ones left out."""
+    return dict(("registry_" + name if name in ("username", "password") else name, value) for name, value in (auth or {}).items() if value is not None)
+
+
 def _param(params, name):
     # Module params always hold every option; plain dicts (tests, callers outside modules) may leave some out.
     if name in params:

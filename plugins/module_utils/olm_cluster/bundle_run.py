@@ -442,11 +442,10 @@ def registry_kwargs(module, directory):
     """The registry client's keyword arguments for the images the module pulls: ``registry_auth``, or the credentials
     of ``pull_secret`` (written into ``directory``)."""
     # The registry client is imported on use: most runs install a bundle directory.
-    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+    from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_params, registry_client_kwargs
 
     p = module.params
-    auth = dict(p.get("registry_auth") or {})
-    options = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in auth.items() if v is not None)
+    options = registry_auth_params(p.get("registry_auth"))
     if p.get("pull_secret"):
         if options.get("docker_config"):
             raise core.BundleRunError("pull_secret and registry_auth.docker_config both give registry credentials: set one")

@@ -32,7 +32,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_client_kwargs
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_params, registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_bundle, pull_image
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
@@ -92,9 +92,7 @@ class BundleReader:
     """
 
     def __init__(self, params):
-        auth = params.get("registry_auth") or {}
-        # the registry options, under the names oci.args uses (the module nests them: validate_certs is a k8s option too)
-        self.params = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in auth.items() if v is not None)
+        self.params = registry_auth_params(params.get("registry_auth"))
         self.root = tempfile.mkdtemp(prefix="kubeforge-olmv1-")
         self.trusted = set()  # registries the explicit credentials are for: those of the catalog images
         self.clients = {}

@@ -4,7 +4,14 @@ import yaml
 
 from ansible_collections.kubeforge.operators.plugins.doc_fragments.registry_auth import ModuleDocFragment
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci import args
-from ansible_collections.kubeforge.operators.plugins.modules import catalog_image, catalog_release, catalog_render
+from ansible_collections.kubeforge.operators.plugins.modules import (
+    catalog_image,
+    catalog_release,
+    catalog_render,
+    fleet_rollout,
+    olm_bundle_run,
+    olm_cluster_extension,
+)
 
 
 def test_fragment_documents_exactly_the_argspec():
@@ -40,3 +47,15 @@ def test_client_kwargs():
     # missing params get the argspec defaults
     assert args.registry_client_kwargs({}) == dict(username=None, password=None, docker_config=None, ca_file=None,
                                                    verify=True, plain_http=False, timeout=60)
+
+
+def test_registry_auth_suboptions_are_the_options_without_their_prefix():
+    suboptions = args.registry_auth_argspec()
+    assert list(suboptions) == ["username", "password", "docker_config", "ca_file", "validate_certs", "plain_http", "timeout"]
+    assert suboptions["password"]["no_log"] is True
+    for module in (olm_bundle_run, olm_cluster_extension, fleet_rollout):
+        assert module.argspec()["registry_auth"] == {"type": "dict", "options": suboptions}, module.__name__
+    # and back, under the names registry_client_kwargs reads; unset values left out
+    params = args.registry_auth_params({"username": "u", "password": "p", "ca_file": None, "validate_certs": False})
+    assert params == {"registry_username": "u", "registry_password": "p", "validate_certs": False}
+    assert args.registry_client_kwargs(params)["username"] == "u" and args.registry_auth_params(None) == {}
