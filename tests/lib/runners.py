@@ -3,7 +3,8 @@
 ``run_module_in_process``: the module's ``main()`` in the test's own process (unit tests; fakes can be patched in).
 ``run_module_subprocess`` / ``start_module_subprocess``: a Python process of its own reading ANSIBLE_MODULE_ARGS, the
 way Ansible runs a module locally, without a playbook (integration tests). ``ansible_env``: the environment for
-ansible-playbook runs.
+ansible-playbook runs. ``module_params``: a module's params as AnsibleModule gives them to its core (for calling the
+core directly).
 """
 
 import json
@@ -15,6 +16,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 COLLECTIONS_DIR = str(ROOT / ".build" / "collections")
+
+
+def module_params(argspec, **given):
+    """Every option of ``argspec`` at its default (None without one), then ``given``: the params AnsibleModule hands
+    to a module's core."""
+    params = {name: option.get("default") for name, option in argspec.items()}
+    params.update(given)
+    return params
 
 
 def run_module_in_process(module, args, capsys, check_mode=False, diff=False):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from lib.runners import module_params
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import MirrorError
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror_run import run_mirror
@@ -34,6 +35,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image impo
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_catalog
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+from ansible_collections.kubeforge.operators.plugins.modules import catalog_mirror
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -159,31 +161,7 @@ def auth(registry, token_registry, tmp_path_factory):
 
 
 def _params(**kw):
-    params = dict(
-        source_image=None,
-        from_dir=None,
-        mirror=None,
-        to_dir=None,
-        select=None,
-        blocked_images=[],
-        catalog_image=None,
-        platforms=None,
-        concurrency=4,
-        manifests_dir=None,
-        resource_name=None,
-        catalog_source_namespace="openshift-marketplace",
-        registry_username=None,
-        registry_password=None,
-        source_registry_username=None,
-        source_registry_password=None,
-        docker_config=None,
-        ca_file=None,
-        validate_certs=True,
-        plain_http=False,
-        timeout=60,
-    )
-    params.update(kw)
-    return params
+    return module_params(catalog_mirror.argspec(), **kw)
 
 
 SELECT = {

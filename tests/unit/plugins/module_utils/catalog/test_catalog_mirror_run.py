@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from lib.runners import module_params
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog import mirror_run
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import MirrorError, rebuild_catalog
@@ -24,37 +25,14 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.copy impor
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.errors import RegistryError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import CONFIGS_LABEL, build_directory_image
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
+from ansible_collections.kubeforge.operators.plugins.modules import catalog_mirror
 
 SRC = "src.example:5000"
 MIRROR = "mirror.example:5000/ops"
 
 
 def _params(**kw):
-    params = dict(
-        source_image=None,
-        from_dir=None,
-        mirror=None,
-        to_dir=None,
-        select=None,
-        blocked_images=[],
-        catalog_image=None,
-        platforms=None,
-        concurrency=2,
-        manifests_dir=None,
-        resource_name=None,
-        catalog_source_namespace="openshift-marketplace",
-        registry_username=None,
-        registry_password=None,
-        source_registry_username=None,
-        source_registry_password=None,
-        docker_config=None,
-        ca_file=None,
-        validate_certs=True,
-        plain_http=False,
-        timeout=5,
-    )
-    params.update(kw)
-    return params
+    return module_params(catalog_mirror.argspec(), **dict({"concurrency": 2, "timeout": 5}, **kw))
 
 
 @pytest.mark.parametrize(
