@@ -186,6 +186,8 @@ operators:
   description:
     - One record per installed operator - every CSV that is not copied (OLM v0, with or without a Subscription) and
       every ClusterExtension (OLM v1) - blocking ones first, then by namespace and name.
+    - A CSV that another CSV of its namespace replaces (an upgrade under way, or stuck on a failing new version - OLM
+      keeps the old CSV and still judges it) belongs to the Subscription of the CSV that replaces it.
   returned: always
   type: list
   elements: dict
@@ -233,7 +235,7 @@ operators:
       sample: true
     block_reason:
       description: The line OLM's ClusterOperator C(Upgradeable) message has for this CSV (its C(skew.String)),
-        V(null) when it does not block.
+        V(null) when it does not block. A ClusterExtension gets a line in the same words naming it alone.
       type: str
       sample: "- maximum supported OCP version for kube-demo/kube-demo.v0.0.1 is 4.20"
     target_catalog:
@@ -261,7 +263,8 @@ operators:
       sample: [0.0.1, 0.0.2]
     deprecations:
       description: The target catalog's C(olm.deprecations) entries for the package, the channel and the installed
-        bundle.
+        bundle. For a ClusterExtension, those of the channels C(spec.source.catalog.channels) names (none when it names
+        none), as operator-controller reports them in its C(ChannelDeprecated) condition.
       type: list
       elements: dict
       contains:
@@ -288,7 +291,8 @@ operators:
             - V(remove_or_replace) - the target catalog has no package, or no version reachable from the installed
               one allows the target.
             - V(unknown) - a blocking operator without a target catalog, or an OLM v1 extension whose installed
-              bundle is in none of O(catalogs).
+              bundle is in none of O(catalogs) (if its selector names an entry without its package,
+              V(remove_or_replace)).
           type: str
           sample: upgrade
         to_version:
@@ -345,12 +349,8 @@ olm_condition:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.upgrade_plan import execute
-
-
-def _registry_options():
-    return dict((k[len("registry_") :] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items())
 
 
 def argspec():
@@ -368,10 +368,7 @@ def argspec():
                 image=dict(type="str"),
                 dir=dict(type="path"),
                 file=dict(type="path"),
-                # the registry_auth doc fragment's options without the registry_ prefix, as in olm_cluster_extension
-                registry_auth=dict(
-                    type="dict", options=dict((k[len("registry_") :] if k.startswith("registry_") else k, v) for k, v in registry_argspec().items())
-                ),
+                registry_auth=dict(type="dict", options=registry_auth_argspec()),
             ),
         ),
         packages=dict(type="list", elements="str"),

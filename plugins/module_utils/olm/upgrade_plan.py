@@ -295,10 +295,12 @@ def blocks(version, error, limit):
 
 
 def skew_line(namespace, name, version, error):
-    """``skew.String``: the line of OLM's Upgradeable message for one blocking CSV."""
+    """``skew.String``: the line of OLM's Upgradeable message for one blocking CSV; a cluster-scoped OLM v1
+    ClusterExtension (``namespace`` None) is named alone, in the same words."""
+    ref = name if namespace is None else "%s/%s" % (namespace, name)
     if error is not None:
-        return "- %s/%s has invalid %s properties: %s" % (namespace, name, MAX_OPENSHIFT_VERSION, error)
-    return "- maximum supported OCP version for %s/%s is %s" % (namespace, name, version_text(version))
+        return "- %s has invalid %s properties: %s" % (ref, MAX_OPENSHIFT_VERSION, error)
+    return "- maximum supported OCP version for %s is %s" % (ref, version_text(version))
 
 
 def upgradeable_message(lines_with_errors):
@@ -322,15 +324,17 @@ def olm_condition(operators):
 # ---------------------------------------------------------------- the target catalog
 
 
-def _deprecations(pkg, channel_name, bundle_name):
+def _deprecations(pkg, channel_names, bundle_name):
+    """The package's, the channels' (in the order given) and the bundle's deprecations, in that order."""
     found = []
     if pkg is None:
         return found
     if pkg.deprecation is not None:
         found.append({"scope": "package", "name": pkg.name, "message": pkg.deprecation.message})
-    channel = pkg.channels.get(channel_name) if channel_name else None
-    if channel is not None and channel.deprecation is not None:
-        found.append({"scope": "channel", "name": channel.name, "message": channel.deprecation.message})
+    for channel_name in channel_names:
+        channel = pkg.channels.get(channel_name)
+        if channel is not None and channel.deprecation is not None:
+            found.append({"scope": "channel", "name": channel.name, "message": channel.deprecation.message})
     for ch in pkg.channels.values():
         bundle = ch.bundles.get(bundle_name) if bundle_name else None
         if bundle is not None and bundle.deprecation is not None:
@@ -381,7 +385,8 @@ def plan_operator(installed, model, limit, target_text):
 
     ``installed``: {generation, namespace, name, package, channel, installed_version, source, bundle,
     properties_known, declared, version, error}: ``version``/``error`` from ``max_openshift_version``;
-    ``properties_known`` False when the installed bundle's properties could not be found (OLM v1 without catalog).
+    ``properties_known`` False when the installed bundle's properties could not be found (OLM v1 without catalog);
+    OLM v1 rows also have ``channels`` (every channel ``spec.source.catalog.channels`` names: their deprecations count).
     """
     package, channel = installed["package"], installed["channel"]
     known = installed["properties_known"]
@@ -405,12 +410,21 @@ def plan_operator(installed, model, limit, target_text):
         "_error": installed["error"] is not None,
     }
     if blocking:
-        row["block_reason"] = skew_line(installed["namespace"] or "", installed["name"], installed["version"], installed["error"])
+        row["block_reason"] = skew_line(installed["namespace"], installed["name"], installed["version"], installed["error"])
     pkg = model.get(package) if model is not None and package else None
     channel_name = channel or (pkg.default_channel.name if pkg is not None and pkg.default_channel else None)
     if model is not None:
         row["target_catalog"] = {"package": pkg is not None, "channel": pkg is not None and channel_name in pkg.channels}
-        row["deprecations"] = _deprecations(pkg, channel_name, installed.get("bundle"))
+        # OLM v1 (operator-controller's SetDeprecationStatus): only the channels spec.source.catalog.channels names
+        # count - without one it resolves from every channel, not the default one
+        if installed["generation"] == "v1":
+            deprecated_channels = installed.get("channels") or []
+        else:
+            deprecated_channels = [channel_name] if channel_name else []
+        row["deprecations"] = _deprecations(pkg, deprecated_channels, installed.get("bundle"))
+    if model is not None and pkg is None:
+        row["action"] = _action("remove_or_replace", reason="the target catalog has no package %s" % package)
+        return row
     if not known:
         row["action"] = _action(
             "unknown",
@@ -420,9 +434,6 @@ def plan_operator(installed, model, limit, target_text):
     if model is None:
         if blocking:
             row["action"] = _action("unknown", reason="no target catalog was given for %s" % (installed["source"] or "this operator's catalog"))
-        return row
-    if pkg is None:
-        row["action"] = _action("remove_or_replace", reason="the target catalog has no package %s" % package)
         return row
     start = installed["installed_version"]
     if not blocking:

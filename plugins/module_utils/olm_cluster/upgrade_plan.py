@@ -29,6 +29,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.lo
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_params
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import upgrade_plan as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import EXTENSIONS_API, OPERATORS_API, group_version_served, list_objects
 
@@ -47,9 +48,7 @@ def load_catalog(entry, packages=None):
     """The typed FBC model of one ``catalogs`` entry (its ``image``, ``dir`` or ``file``); with ``packages``, of those
     packages only (converting a 500-package catalog for the 50 installed ones took 1.1 s more, benchmarks/README.md)."""
     if entry.get("image"):
-        params = dict(entry.get("registry_auth") or {})
-        params = dict(("registry_" + k if k in ("username", "password") else k, v) for k, v in params.items())
-        params["source_image"] = entry["image"]
+        params = dict(registry_auth_params(entry.get("registry_auth")), source_image=entry["image"])
         with pulled_catalog(params) as (path, _image):
             cfg = load(path)
     else:

@@ -11,6 +11,7 @@ from ansible_collections.kubeforge.operators.plugins.modules import (
     fleet_rollout,
     olm_bundle_run,
     olm_cluster_extension,
+    olm_upgrade_plan,
 )
 
 
@@ -55,6 +56,7 @@ def test_registry_auth_suboptions_are_the_options_without_their_prefix():
     assert suboptions["password"]["no_log"] is True
     for module in (olm_bundle_run, olm_cluster_extension, fleet_rollout):
         assert module.argspec()["registry_auth"] == {"type": "dict", "options": suboptions}, module.__name__
+    assert olm_upgrade_plan.argspec()["catalogs"]["options"]["registry_auth"] == {"type": "dict", "options": suboptions}
     # and back, under the names registry_client_kwargs reads; unset values left out
     params = args.registry_auth_params({"username": "u", "password": "p", "ca_file": None, "validate_certs": False})
     assert params == {"registry_username": "u", "registry_password": "p", "validate_certs": False}

@@ -303,6 +303,8 @@ def action(kind, to_version=None, to_channel=None):
         (installed(maximum=None, error='value cannot be "" (an empty string)'), "4.21", True, True, action("upgrade", "0.0.2"), ["0.0.1", "0.0.2"]),
         # OLM v1 without the installed bundle's properties
         (installed(generation="v1", known=False, maximum=None, catalog=None), "4.21", False, False, action("unknown"), []),
+        # ... in the catalog its selector names, which has no package: nothing to upgrade to there either
+        (installed(generation="v1", known=False, maximum=None, package="kube-gone"), "4.21", True, False, action("remove_or_replace"), []),
         # the channel defaults to the package's default channel
         (installed(channel=None), "4.21", True, True, action("upgrade", "0.0.2"), ["0.0.1", "0.0.2"]),
     ],
@@ -329,11 +331,48 @@ def test_target_catalog_presence_and_deprecations():
     assert up.plan_operator(installed(catalog=None), None, (4, 21), "4.21")["target_catalog"] is None
 
 
+DEPRECATED_CHANNELS = CATALOG[:-1] + [
+    {
+        "schema": "olm.deprecations",
+        "package": "kube-demo",
+        "entries": [
+            {"reference": {"schema": "olm.channel", "name": "alpha"}, "message": "alpha is gone"},
+            {"reference": {"schema": "olm.channel", "name": "stable"}, "message": "stable ends"},
+        ],
+    }
+]
+
+
+@pytest.mark.parametrize(
+    "generation, channel, channels, deprecated",
+    [
+        # a Subscription without a channel follows the default channel: its deprecation applies
+        ("v0", None, None, ["stable"]),
+        ("v0", "alpha", None, ["alpha"]),
+        # operator-controller's SetDeprecationStatus: only the channels spec.source.catalog.channels names - with
+        # none it resolves from every channel, and the default channel's deprecation is not the extension's
+        ("v1", None, [], []),
+        ("v1", "alpha", ["alpha"], ["alpha"]),
+        ("v1", None, ["alpha", "stable"], ["alpha", "stable"]),
+        ("v1", "candidate", ["candidate"], []),
+    ],
+)
+def test_channel_deprecations_v0_and_v1(generation, channel, channels, deprecated):
+    row = installed(generation=generation, channel=channel, version="0.0.2", maximum=(4, 21))
+    if channels is not None:
+        row["channels"] = channels
+    result = up.plan_operator(row, model(DEPRECATED_CHANNELS), (4, 21), "4.21")
+    assert [d["name"] for d in result["deprecations"] if d["scope"] == "channel"] == deprecated
+
+
 def test_block_reason_is_olms_line():
     blocked = up.plan_operator(installed(), None, (4, 21), "4.21")
     assert blocked["block_reason"] == "- maximum supported OCP version for ns/kube-demo.v0.0.1 is 4.20"
     invalid = up.plan_operator(installed(maximum=None, error="boom"), None, (4, 21), "4.21")
     assert invalid["block_reason"] == "- ns/kube-demo.v0.0.1 has invalid olm.maxOpenShiftVersion properties: boom"
+    # a ClusterExtension is cluster-scoped: named alone, not "/name" (on the testbed: tests/integration/olmv1/test_upgrade_plan_olmv1.py)
+    v1 = up.plan_operator(installed(generation="v1"), None, (4, 21), "4.21")
+    assert v1["block_reason"] == "- maximum supported OCP version for kube-demo.v0.0.1 is 4.20"
 
 
 @pytest.mark.parametrize(
