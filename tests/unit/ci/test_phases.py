@@ -91,3 +91,17 @@ def test_every_molecule_scenario_runs_in_make_test_and_make_molecule():
     assert sorted(makefile_list("MOLECULE_SCENARIOS")) == scenarios
     # The preflight comes first in its lane and in `make molecule`.
     assert makefile_list("MOLECULE_LANE_A")[0] == makefile_list("MOLECULE_SCENARIOS")[0] == "default"
+
+
+def test_the_run_ends_with_the_machines_speed_and_load(tmp_path):
+    proc, _rows = run(tmp_path, "a=true")
+    lines = proc.stdout[proc.stdout.index(">>> this machine") :].splitlines()
+    assert lines[1].startswith("  at the start: ") and lines[2].startswith("  at the end: ") and "x the reference machine's speed" in lines[1]
+    assert lines[3].startswith("  load average during the run") and f"on {os.cpu_count()} CPUs" in lines[3]
+
+
+@pytest.mark.parametrize(("cpu", "ratio"), [(0.18, "1.00x"), (0.36, "0.50x"), (0.09, "2.00x")])
+def test_speed_is_the_reference_time_over_this_machines(cpu, ratio):
+    phases = load()
+    line = phases.speed_line("at the start", (cpu * phases.REFERENCE_CPU_SECONDS / 0.18, 1.0))
+    assert line.startswith(f"  at the start: {ratio} the reference machine's speed"), line
