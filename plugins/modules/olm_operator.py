@@ -22,7 +22,8 @@ description:
     C(installModes) (from the PackageManifest API when the cluster serves it); refuses a namespace with more than one.
   - Approves only InstallPlans whose CSVs are exactly the operator's own (plus dependencies OLM adds for it,
     unless O(approve_dependencies=false)). OLM plans a whole namespace at once, so a plan that also carries
-    other Subscriptions' CSVs is reported and left unapproved.
+    other Subscriptions' CSVs is reported and left unapproved, and so is a plan that takes the operator's CSV from
+    another CatalogSource than the Subscription's (resolved before O(catalog) changed, to a mirror for example).
   - With O(version), pins the version (C(startingCSV) and Manual approval) and upgrades an installed operator
     one InstallPlan at a time along the channel's upgrade graph until that version; never past it.
   - 'Fails as soon as OLM reports a terminal problem, with OLM''s message - ResolutionFailed

@@ -71,6 +71,21 @@ def new_subscription_csvs(ip):
     return csvs
 
 
+def csv_catalogs(ip, csv):
+    """The CatalogSources ``(name, namespace)`` the plan takes ``csv`` from: its steps' ``sourceName`` and
+    ``sourceNamespace``, and its bundle lookups' ``catalogSourceRef`` (before the steps are filled in)."""
+    found = set()
+    for step in _steps(ip):
+        resource = step.get("resource") or {}
+        if step.get("resolving") == csv and resource.get("sourceName"):
+            found.add((resource.get("sourceName"), resource.get("sourceNamespace")))
+    for lookup in status(ip).get("bundleLookups") or []:
+        ref = (lookup or {}).get("catalogSourceRef") or {}
+        if lookup.get("identifier") == csv and ref.get("name"):
+            found.add((ref.get("name"), ref.get("namespace")))
+    return found
+
+
 def classify_plan(ip, own_csv):
     """Split the plan's CSVs into ``PlanContent(own, dependencies, foreign)`` (sorted lists)."""
     names = plan_csvs(ip)

@@ -308,7 +308,7 @@ def next_step(desired, observed):
                 if problem and not csv_failure_is_retried(installed, observed.now):
                     return Action(FAIL, _csv_failure(installed_name, installed), status(installed).get("reason"))
                 return Action(WAIT, f"{installed_name} (the requested version) to succeed; InstallPlan {plan_name} for {current_name} stays unapproved")
-            return _approval(desired, plan_name, plan, current_name)
+            return _approval(desired, plan_name, plan, current_name, sub)
     return Action(WAIT, waiting_for(desired, observed))
 
 
@@ -386,7 +386,7 @@ def _unfinished_plan_csvs(observed, plan_name, own_csv):
     return pending
 
 
-def _approval(desired, plan_name, plan, own_csv):
+def _approval(desired, plan_name, plan, own_csv, sub):
     content = ipl.classify_plan(plan, own_csv)
     listed = ", ".join(ipl.plan_csvs(plan))
     if not content.own:
@@ -394,6 +394,18 @@ def _approval(desired, plan_name, plan, own_csv):
             FAIL,
             f"InstallPlan {plan_name} ({listed}) does not contain {own_csv or 'a CSV of ' + desired.package}; not approved",
             "UnexpectedInstallPlan",
+        )
+    wanted = (spec(sub).get("source"), spec(sub).get("sourceNamespace"))
+    sources = ipl.csv_catalogs(plan, own_csv)
+    if sources and wanted[0] and wanted not in sources:
+        # OLM keeps an unapproved plan resolved before the Subscription moved to another catalog (a mirror, say):
+        # approving it would install from the catalog the user left.
+        taken = ", ".join(sorted(f"{ns}/{name}" for name, ns in sources))
+        return Action(
+            FAIL,
+            f"InstallPlan {plan_name} takes {own_csv} from CatalogSource {taken}, but Subscription {desired.subscription} now names "
+            f"{wanted[1]}/{wanted[0]}; not approved. Delete InstallPlan {plan_name}: OLM then resolves again from {wanted[0]}",
+            "InstallPlanFromAnotherCatalog",
         )
     if content.foreign:
         return Action(

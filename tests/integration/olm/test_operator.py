@@ -101,6 +101,33 @@ def test_install_pin_upgrade_idempotent(run_module, kubeconfig, catalog_ns, cust
     assert downgrade["failed"] and "does not downgrade" in downgrade["msg"], downgrade
 
 
+def test_a_plan_resolved_from_the_catalog_the_subscription_left_is_not_approved(run_module, kubeconfig, catalog_ns, custom, testbed):
+    """kube-demo 0.0.1 pinned from one catalog, OLM's plan for 0.0.2 from it pending; then the Subscription moves to
+    another catalog (a mirror of the same content): the module does not approve the old catalog's plan, and once that
+    plan is deleted, as the message says, OLM resolves again and the upgrade comes from the new catalog."""
+    ns = catalog_ns
+    ok(operator(run_module, kubeconfig, ns, version="0.0.1"))
+
+    def pending_upgrades():
+        return [p for p in items(custom, ns, "installplans") if p["spec"]["clusterServiceVersionNames"] == ["kube-demo.v0.0.2"]]
+
+    (stale,) = poll_until(pending_upgrades, 60, 0.5, "OLM's plan of kube-demo 0.0.2")
+    make_catalog(custom, ns, testbed.catalog_address, name="mirror")
+    moved = operator(run_module, kubeconfig, ns, version="0.0.2", catalog="mirror")
+    assert moved.get("failed") and moved.get("reason") == "InstallPlanFromAnotherCatalog", moved
+    assert f"InstallPlan {stale['metadata']['name']} takes kube-demo.v0.0.2 from CatalogSource {ns}/{CATALOG}" in moved["msg"], moved["msg"]
+    assert not any(p["spec"]["approved"] for p in pending_upgrades())
+
+    custom.delete_namespaced_custom_object(GROUP, V1ALPHA1, ns, "installplans", stale["metadata"]["name"])
+    upgraded = operator(run_module, kubeconfig, ns, version="0.0.2", catalog="mirror")
+    ok(upgraded)
+    assert upgraded["installed_csv"] == "kube-demo.v0.0.2", upgraded
+    (approved,) = [p for p in pending_upgrades() if p["spec"]["approved"]]
+    steps = [s["resource"] for s in approved["status"]["plan"] if s["resolving"] == "kube-demo.v0.0.2"]
+    sources = {(r.get("sourceName"), r.get("sourceNamespace")) for r in steps}
+    assert sources == {("mirror", ns)}, sources
+
+
 def test_starting_csv_and_source_name_the_fields_as_olm_does(run_module, kubeconfig, catalog_ns, custom):
     """starting_csv (a CSV name, looked up in the channel) pins like version (whose upgrades the test above covers);
     source is catalog's alias."""

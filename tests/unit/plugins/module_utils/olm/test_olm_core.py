@@ -24,7 +24,7 @@ def cond(kind, value="True", reason=None, message=None):
     return {"type": kind, "status": value, "reason": reason, "message": message}
 
 
-def sub(installed=None, current=None, plan=None, conditions=(), state=None, name="kube-demo", config=None):
+def sub(installed=None, current=None, plan=None, conditions=(), state=None, name="kube-demo", config=None, source=None):
     status = {"conditions": list(conditions)}
     if installed:
         status["installedCSV"] = installed
@@ -35,6 +35,8 @@ def sub(installed=None, current=None, plan=None, conditions=(), state=None, name
     if state:
         status["state"] = state
     spec = {"name": "kube-demo", "channel": "stable"}
+    if source:
+        spec.update(source=source, sourceNamespace=NS)
     if config:
         spec["config"] = config
     return {"metadata": {"name": name, "namespace": NS}, "spec": spec, "status": status}
@@ -48,8 +50,10 @@ def csv(name, version, phase="Succeeded", reason=None, message=None, deployments
     }
 
 
-def step(kind, name, resolving, status="Unknown", version=None):
+def step(kind, name, resolving, status="Unknown", version=None, source=None):
     resource = {"kind": kind, "name": name}
+    if source:
+        resource.update(sourceName=source, sourceNamespace=NS)
     if version:
         resource["manifest"] = json.dumps({"kind": kind, "metadata": {"name": name}, "spec": {"version": version}})
     return {"resolving": resolving, "resource": resource, "status": status}
@@ -276,6 +280,22 @@ NEXT_STEP_CASES = [
         "pull failed",
     ),
     ("plan pending approval with our csv only", MANUAL_V1, observed(sub(current=V1, plan="ip-1"), plans=[plan("ip-1", [V1])]), olm.APPROVE, "ip-1", "approve"),
+    (
+        "plan from the Subscription's catalog",
+        MANUAL_V1,
+        observed(sub(current=V1, plan="ip-1", source="mirror"), plans=[plan("ip-1", [V1], steps=[step("ClusterServiceVersion", V1, V1, source="mirror")])]),
+        olm.APPROVE,
+        "ip-1",
+        "approve",
+    ),
+    (
+        "plan resolved from the catalog the Subscription left is refused",
+        MANUAL_V1,
+        observed(sub(current=V1, plan="ip-1", source="mirror"), plans=[plan("ip-1", [V1], steps=[step("ClusterServiceVersion", V1, V1, source="upstream")])]),
+        olm.FAIL,
+        "InstallPlanFromAnotherCatalog",
+        f"takes {V1} from CatalogSource {NS}/upstream, but Subscription kube-demo now names {NS}/mirror; not approved. Delete InstallPlan ip-1",
+    ),
     (
         "plan without our csv is refused",
         MANUAL_V1,
