@@ -251,7 +251,7 @@ def test_mirror_what_runs_and_upgrade_from_the_mirror_on_the_real_node(api, test
         agents = [f"example.invalid/kubeforge/{PACKAGE}-agent:v{v}" for v in ("0.1.0", "0.2.0")]
         assert mirrored["blocked"] == sorted([*agents, pause]), mirrored["blocked"]
         assert sorted(b for i in copied.values() for b in i["bundles"]) == sorted(kept)
-        mirror_client, _ = _testbed_registry_client(real_node)
+        mirror_client, _auth = _testbed_registry_client(real_node)
         pulled, _image = pull_catalog(mirrored["catalog"]["image"], str(tmp_path / "pulled"), client=mirror_client)
         cfg = load(pulled)
         assert sorted(b["name"] for b in cfg.bundles) == sorted(kept)

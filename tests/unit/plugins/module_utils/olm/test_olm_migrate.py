@@ -173,8 +173,7 @@ def scenario(**changes):
 
 
 def observed(**changes):
-    fields = scenario(**changes)
-    return mg.Observed(fields.pop("subscription"), **fields)
+    return mg.Observed(**scenario(**changes))
 
 
 def with_csv_change(change):
