@@ -153,6 +153,8 @@ options:
       - OLM v0 applies it to the operator's Deployment only once the Subscription's C(installedCSV) names the CSV; a Deployment it
         created before that gets the config only when it becomes available. A pod that cannot start without its config (on the
         only nodes it tolerates, say) then stays without it, and the module fails naming that.
+      - The module is done only when every pod of the operator carries the config; a pod with the config that
+        cannot run (an image the node the config selects cannot pull, say) fails the module at once.
     type: dict
   approve_dependencies:
     description:

@@ -55,7 +55,7 @@ def daemonset_state(ds):
 
 
 def pod_state(pod):
-    """Node, readiness, revision hash, restarts and the first waiting reason of one pod."""
+    """Node, readiness, revision hash, restarts, the first waiting reason of one pod and that container's last exit."""
     meta, spec, status = _metadata(pod), pod.get("spec") or {}, pod.get("status") or {}
     ready, ready_since, unscheduled = False, None, None
     for condition in status.get("conditions") or []:
@@ -67,12 +67,13 @@ def pod_state(pod):
             unscheduled = f"{condition.get('reason') or 'Unschedulable'}: {(condition.get('message') or '')[:200]}"
     containers = [(c, True) for c in status.get("initContainerStatuses") or []] + [(c, False) for c in status.get("containerStatuses") or []]
     restarts = max([_int(c.get("restartCount")) for c, _init in containers] or [0])
-    waiting = None
+    waiting = last_exit = None
     for container, init in containers:
         # a restarted container that is terminated between the restarts of a crash loop counts as CrashLoopBackOff
         reason = podstatus.container_waiting(container, done_on_exit_0=init).get("reason")
         if reason:
             waiting = reason
+            last_exit = podstatus.describe_exit(podstatus.last_termination(container)) or None
             break
     waiting = waiting or unscheduled
     return PodState(
@@ -84,6 +85,7 @@ def pod_state(pod):
         waiting=waiting,
         terminating=bool(meta.get("deletionTimestamp")),
         ready_since=ready_since,
+        last_exit=last_exit,
     )
 
 

@@ -137,9 +137,10 @@ DaemonSetState = namedtuple(
 
 # One pod of the DaemonSet: hash is its controller-revision-hash label; ready_since the Ready condition's
 # lastTransitionTime (epoch seconds); restarts the highest container restartCount; waiting the first container
-# waiting reason; terminating: it has a deletionTimestamp.
-PodState = namedtuple("PodState", ["name", "node", "ready", "hash", "restarts", "waiting", "terminating", "ready_since"])
-PodState.__new__.__defaults__ = (0, None, False, None)
+# waiting reason; terminating: it has a deletionTimestamp; last_exit: that container's last exit ("exit code 1
+# (Error)"), so that a crash loop reads the same whether the kubelet shows it waiting or between its restarts.
+PodState = namedtuple("PodState", ["name", "node", "ready", "hash", "restarts", "waiting", "terminating", "ready_since", "last_exit"])
+PodState.__new__.__defaults__ = (0, None, False, None, None)
 
 # updated_hash: the revision hash of the current template (None until the controller made its ControllerRevision);
 # previous_template: the template of the newest other ControllerRevision (for rollback); now: epoch seconds;
@@ -331,7 +332,8 @@ def rollout_complete(ds):
 
 
 def describe_pod(pod):
-    return f"pod {pod.name} on node {pod.node or '(unscheduled)'} (ready: {str(bool(pod.ready)).lower()}, restarts: {pod.restarts or 0}" + (
+    last_exit = f", last exit: {pod.last_exit}" if pod.last_exit else ""
+    return f"pod {pod.name} on node {pod.node or '(unscheduled)'} (ready: {str(bool(pod.ready)).lower()}, restarts: {pod.restarts or 0}{last_exit}" + (
         f", waiting: {pod.waiting})" if pod.waiting else ")"
     )
 

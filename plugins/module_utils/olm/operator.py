@@ -46,6 +46,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     first_problem,
     name_of,
     notices,
+    pods_without_config,
     spec,
     status,
     unpack_problem,
@@ -243,9 +244,17 @@ def next_step(desired, observed):
         csv = observed.csvs.get(name) if name else None
         if reached(desired, sub, csv):
             # OLM says Succeeded as soon as each Deployment is available, also between the restarts of a crash loop.
-            problem = workload_problem(csv, observed.replicasets, observed.pods, spec(sub).get("config"))
+            config = spec(sub).get("config")
+            problem = workload_problem(csv, observed.replicasets, observed.pods, config)
             if problem and problem.reason == "CrashLoopBackOff":
                 return Action(FAIL, _pod_cause_first(problem.message, name, csv), problem.reason or problem.name)
+            unconfigured = pods_without_config(csv, observed.replicasets, observed.pods, config) if config else []
+            if unconfigured:
+                # Succeeded on pods without the config: the config's pods, once OLM applies it, must run too
+                problem = workload_problem(csv, observed.replicasets, observed.pods, config, observed.now)
+                if problem:
+                    return Action(FAIL, _pod_cause_first(problem.message, name, csv), problem.reason or problem.name)
+                return Action(WAIT, f"{name} is Succeeded; OLM to roll the Subscription's config out (pods without it: {', '.join(unconfigured)})")
             restarting = workload_restarting(csv, observed.replicasets, observed.pods, observed.now)
             if restarting:
                 return Action(WAIT, f"{name} is Succeeded; {restarting}")

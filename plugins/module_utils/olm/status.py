@@ -389,6 +389,15 @@ def _restarting_container(pod, now):
     return None, None
 
 
+def pods_without_config(csv, replicasets, pods, config):
+    """Names of the live pods of ``csv``'s Deployments (of any revision) that do not carry the Subscription's
+    ``config`` (carries_config): while there are some, OLM has not rolled the config out - it applies it to a
+    Deployment created before the Subscription named the CSV only once that Deployment is available."""
+    deployments = set(csv_deployment_names(csv))
+    sets = {name_of(rs) for rs in replicasets if owned_by(rs, "Deployment", deployments)}
+    return sorted(name_of(pod) for pod in pods if owned_by(pod, "ReplicaSet", sets) and live_pod(pod) and not carries_config(pod, config))
+
+
 def live_pod(pod):
     """False for a pod that is being deleted or is over (an evicted or shut-down pod stays until collected)."""
     return not metadata(pod).get("deletionTimestamp") and status(pod).get("phase") not in ("Succeeded", "Failed")

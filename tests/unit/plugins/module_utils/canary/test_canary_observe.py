@@ -6,6 +6,7 @@ import json
 import pytest
 from unit_testlib import real_kubelet_crash_loop_pod
 
+from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as obs
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout
 
@@ -127,6 +128,22 @@ def test_a_real_kubelets_crash_loop_counts_as_crash_loop_back_off():
     assert state.waiting == "CrashLoopBackOff" and state.restarts == 3 and state.ready is False
     assert rollout.crashing(state, 3) == "CrashLoopBackOff"
     assert rollout.crashing(state, 4) is None
+
+
+def test_a_crash_loop_names_the_last_exit_whichever_way_the_kubelet_shows_it():
+    """Between restarts (terminated) or backing off (waiting, the last exit in lastState): the same last exit, so a
+    failure message does not depend on the moment it was read (CI ci9 met the waiting form on the real node)."""
+    between = obs.pod_state(real_kubelet_crash_loop_pod())
+    backing_off = real_kubelet_crash_loop_pod()
+    container = backing_off["status"]["containerStatuses"][0]
+    container["lastState"] = {"terminated": container["state"]["terminated"]}
+    container["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}}
+    waiting = obs.pod_state(backing_off)
+    exited = podstatus.describe_exit(container["lastState"]["terminated"])
+    assert exited.startswith("exit code ") and between.last_exit == waiting.last_exit == exited
+    assert between.waiting == waiting.waiting == "CrashLoopBackOff"
+    assert f"last exit: {exited}, waiting: CrashLoopBackOff" in rollout.describe_pod(waiting)
+    assert obs.pod_state(pod("n1", 1)).last_exit is None
 
 
 def test_an_unschedulable_pod_carries_the_schedulers_reason():

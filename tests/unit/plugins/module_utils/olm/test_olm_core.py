@@ -502,6 +502,52 @@ NEXT_STEP_CASES = [
         "pod p1 container",
     ),
     (
+        # CI ci9: the CSV Succeeded on a KWOK pod before OLM applied the config, and the module said done
+        "Succeeded on a pod without the Subscription's config waits for OLM to roll the config out",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1, config={"nodeSelector": {"disk": "ssd"}}),
+            csvs=[csv(V1, "0.0.1")],
+            replicasets=[rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", revision=1)],
+            pods=[pod("p0", "kube-demo-controller-manager-abc", pod_spec={"nodeSelector": {"disk": "hdd"}})],
+        ),
+        olm.WAIT,
+        None,
+        "OLM to roll the Subscription's config out (pods without it: p0)",
+    ),
+    (
+        "the config's pod that cannot pull its image fails while the old pod still serves",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1, config={"nodeSelector": {"disk": "ssd"}}),
+            csvs=[csv(V1, "0.0.1")],
+            replicasets=[
+                rs("kube-demo-controller-manager-abc", "kube-demo-controller-manager", revision=1),
+                rs("kube-demo-controller-manager-def", "kube-demo-controller-manager", revision=2),
+            ],
+            pods=[
+                pod("p0", "kube-demo-controller-manager-abc", pod_spec={"nodeSelector": {"disk": "hdd"}}),
+                pod("p1", "kube-demo-controller-manager-def", "ImagePullBackOff", 0, {"nodeSelector": {"disk": "ssd"}}),
+            ],
+        ),
+        olm.FAIL,
+        "ImagePullBackOff",
+        "pod p1 container",
+    ),
+    (
+        "Succeeded with the config on every pod is done",
+        MANUAL_V1,
+        observed(
+            sub(installed=V1, current=V1, config={"nodeSelector": {"disk": "ssd"}}),
+            csvs=[csv(V1, "0.0.1")],
+            replicasets=[rs("kube-demo-controller-manager-def", "kube-demo-controller-manager", revision=2)],
+            pods=[pod("p1", "kube-demo-controller-manager-def", pod_spec={"nodeSelector": {"disk": "ssd"}})],
+        ),
+        olm.DONE,
+        None,
+        "is Succeeded",
+    ),
+    (
         "the pods of a Deployment's older revision are being replaced",
         MANUAL_V1,
         observed(
