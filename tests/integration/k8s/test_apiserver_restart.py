@@ -249,6 +249,9 @@ def test_every_waiting_module_survives_an_apiserver_restart(testbed, nodes, olmv
         let_go(custom, "clusterextensions", v1_extension)
         apps.patch_namespaced_deployment("olm-operator", manifests["namespace"], {"spec": {"paused": False}})
         outputs = {key: proc.communicate(timeout=600) for key, proc in procs.items()}
+        # read before the cleanup below deletes the probe's CRD and OLM's namespace (both go away asynchronously)
+        probe = custom.get_namespaced_custom_object(probe_group, "v1", namespace, "probes", "probe")
+        olm_operator = apps.read_namespaced_deployment("olm-operator", manifests["namespace"])
     finally:
         for proc in procs.values():
             if proc.poll() is None:
@@ -266,7 +269,7 @@ def test_every_waiting_module_survives_an_apiserver_restart(testbed, nodes, olmv
         assert not result.get("failed"), (key, result.get("msg"), result)  # the message first: pytest cuts long reprs
         assert started_at[key] < killed + DOWNTIME, key  # every module ran while the server was away
     assert results["status"]["changed"] is True and started_at["status"] > killed, results["status"]
-    conditions = custom.get_namespaced_custom_object(probe_group, "v1", namespace, "probes", "probe")["status"]["conditions"]
+    conditions = probe["status"]["conditions"]
     assert [(c["type"], c["status"], c["reason"]) for c in conditions] == [("Ready", "True", "Restarted")]
 
     assert results["catalog source"]["state"] == "READY" and results["catalog source"]["duration"] > outage, results["catalog source"]
@@ -279,8 +282,7 @@ def test_every_waiting_module_survives_an_apiserver_restart(testbed, nodes, olmv
             custom.get_cluster_custom_object(*OLMV1, plural, name)
         assert gone.value.status == 404
     assert results["OLM install"]["changed"] is True and results["OLM install"]["duration"] > outage, results["OLM install"]
-    deployment = apps.read_namespaced_deployment("olm-operator", manifests["namespace"])
-    assert deployment.status.available_replicas == 1, deployment.status
+    assert olm_operator.status.available_replicas == 1, olm_operator.status
 
     for name, phase, min_ready_seconds, _batch in RESTARTED_ROLLOUTS:
         result = results[name]
