@@ -193,13 +193,23 @@ def unknown_spec_fields(crd, definition):
     return []
 
 
+# Helm's ownership metadata (helm v3.18.6 pkg/action/validate.go): an object carrying it for the extension's release
+# is adopted by operator-controller (what olm_migrate stamps before creating the ClusterExtension).
+HELM_MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+HELM_RELEASE_NAME = "meta.helm.sh/release-name"
+
+
 def foreign_owner(obj, extension):
     """Who manages an existing object the extension ``extension`` would install, when it is not that extension
-    (Helm refuses to adopt it): a description, or None when the object is the extension's own."""
+    (Helm refuses to adopt it): a description, or None when the object is the extension's own - labelled by
+    operator-controller for it, or carrying Helm's ownership keys for its release (an operator olm_migrate is
+    moving from OLM v0 keeps OLM v0's labels until the move ends)."""
     labels = metadata(obj).get("labels") or {}
     if labels.get(OWNER_KIND_LABEL) == KIND:
         other = labels.get(OWNER_NAME_LABEL)
         return None if other == extension else f"ClusterExtension {other}"
+    if labels.get(HELM_MANAGED_BY_LABEL) == "Helm" and (metadata(obj).get("annotations") or {}).get(HELM_RELEASE_NAME) == extension:
+        return None
     v0 = sorted(key.split("/", 1)[1] for key in labels if key.startswith("operators.coreos.com/"))
     if v0 or labels.get("olm.managed") == "true":
         return "OLM v0" + (f" (operator {', '.join(v0)})" if v0 else "")

@@ -94,6 +94,11 @@ ROWS = [
         {"name": "x", "namespace": "ns", "package": "p", "service_account": "sa", "registry_auth": {"docker_config": "auth.json"}},
         "registry_auth has no effect without create_service_account=true",
     ),
+    (
+        "olm_migrate",
+        {"package": "p", "namespace": "ns", "state": "rolled_back", "backup_dir": "b", "catalog": "c"},
+        "catalog, backup_dir have no effect with state=rolled_back",
+    ),
     ("olm_operator_info", {"namespace": "ns", "catalog": "c"}, "catalog has no effect without package"),
     ("olm_install", {"manifests_dir": "olm", "manifests_url": "https://mirror.example/olm"}, "manifests_url has no effect with manifests_dir"),
     ("olm_cluster_catalog_info", {"package": "p", "contents": False}, "package has no effect with contents=false"),

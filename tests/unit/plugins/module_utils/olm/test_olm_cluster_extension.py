@@ -216,6 +216,29 @@ def test_foreign_owner(labels, owner):
     assert ce.foreign_owner({"metadata": {"name": "x", "labels": labels}}, "demo") == owner
 
 
+V0_LABELS = {"olm.managed": "true", "operators.coreos.com/kube-demo.ns": "", "app.kubernetes.io/managed-by": "Helm"}
+
+
+@pytest.mark.parametrize(
+    "labels, annotations, owner",
+    [
+        # olm_migrate stamped Helm's keys for this extension: OLM v0's labels stay until the move ends
+        (V0_LABELS, {"meta.helm.sh/release-name": "demo", "meta.helm.sh/release-namespace": "ns"}, None),
+        # Helm's keys for another release, or the annotation without Helm's label: still OLM v0's
+        (V0_LABELS, {"meta.helm.sh/release-name": "other"}, "OLM v0 (operator kube-demo.ns)"),
+        ({"olm.managed": "true"}, {"meta.helm.sh/release-name": "demo"}, "OLM v0"),
+        # another extension's object keeps being refused whatever its Helm keys say
+        (
+            {ce.OWNER_KIND_LABEL: "ClusterExtension", ce.OWNER_NAME_LABEL: "other", "app.kubernetes.io/managed-by": "Helm"},
+            {"meta.helm.sh/release-name": "demo"},
+            "ClusterExtension other",
+        ),
+    ],
+)
+def test_foreign_owner_accepts_helm_keys_of_the_extension(labels, annotations, owner):
+    assert ce.foreign_owner({"metadata": {"name": "x", "labels": labels, "annotations": annotations}}, "demo") == owner
+
+
 NOT_SERVED = 'error walking catalogs: error getting package "kube-demo" from catalog "broken": catalog "broken" is not being served'
 
 
