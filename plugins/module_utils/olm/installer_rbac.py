@@ -510,7 +510,7 @@ def _group(api_version):
     return api_version.rsplit("/", 1)[0] if isinstance(api_version, str) and "/" in api_version else ""
 
 
-def _resource(obj, resource_for):
+def manifest_resource(obj, resource_for):
     """``(group, resource, namespaced)`` of a manifest: the table of known kinds, else ``resource_for``."""
     api_version, kind = obj.get("apiVersion"), obj["kind"]
     group = _group(api_version)
@@ -657,7 +657,7 @@ def _bundle_grants(grants, bundle, namespace, resource_for):
         kind = _kind(obj)
         if kind == CSV_KIND:
             continue
-        group, resource, namespaced = _resource(obj, resource_for)
+        group, resource, namespaced = manifest_resource(obj, resource_for)
         if namespaced:
             object_namespace = namespace
             if not OLM_SUPPORTED_KINDS.get(kind, True):

@@ -198,22 +198,11 @@ def _installed_csv_name(observed):
 # ------------------------------------------------------------------------------------------------ the v1 release
 
 
-def _group(api_version):
-    return api_version.rsplit("/", 1)[0] if isinstance(api_version, str) and "/" in api_version else ""
-
-
 def _namespaced(obj, resource_for):
-    kind, api_version = obj.get("kind"), obj.get("apiVersion")
-    group = "apiextensions.k8s.io" if kind == ir.CRD_KIND else _group(api_version)
-    known = ir.KNOWN_RESOURCES.get((group, kind))
-    if known is None and resource_for is not None:
-        known = resource_for(api_version, kind)
-    if known is None:
-        raise MigrationError(
-            f"cannot tell whether {kind} {excerpt(name_of(obj))!r} of the bundle (apiVersion {api_version!r}) is namespaced: pass a resource "
-            "mapping backed by discovery"
-        )
-    return bool(known[1])
+    try:
+        return ir.manifest_resource(obj, resource_for)[2]
+    except ir.InstallerRBACError as exc:
+        raise MigrationError(str(exc)) from None
 
 
 def release_objects(manifests, namespace, resource_for=None):
