@@ -81,7 +81,9 @@ class Fleet:
         return (sub.get("status") or {}).get("installedCSV")
 
     def csvs(self, cluster, namespace):
-        listing = self.custom(cluster).list_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, "clusterserviceversions")
+        listing = self.custom(cluster).list_namespaced_custom_object(
+            "operators.coreos.com", "v1alpha1", namespace, "clusterserviceversions", label_selector="!olm.copiedFrom"
+        )
         return {c["metadata"]["name"]: c for c in listing["items"]}
 
     def record(self, cluster, namespace, name=RECORD):

@@ -76,8 +76,10 @@ def opm_serve(tmp_path):
         log.close()
 
 
+# copies of CSVs from global (AllNamespaces) operators other tests install are in every namespace: not ours
 def items(custom, namespace, plural, version=V1ALPHA1):
-    return custom.list_namespaced_custom_object(GROUP, version, namespace, plural)["items"]
+    selector = "!olm.copiedFrom" if plural == "clusterserviceversions" else None
+    return custom.list_namespaced_custom_object(GROUP, version, namespace, plural, label_selector=selector)["items"]
 
 
 def names(custom, namespace, plural, version=V1ALPHA1):

@@ -102,7 +102,7 @@ def test_an_operator_group_the_install_modes_do_not_allow(run_module, kubeconfig
     subscribe(custom, ns, "kube-demo", "kube-demo")
 
     def reason():
-        csvs = custom.list_namespaced_custom_object(GROUP, V1ALPHA1, ns, "clusterserviceversions")["items"]
+        csvs = custom.list_namespaced_custom_object(GROUP, V1ALPHA1, ns, "clusterserviceversions", label_selector="!olm.copiedFrom")["items"]
         return [(c.get("status") or {}).get("reason") for c in csvs]
 
     poll_until(reason, 120, 0.5, "OLM to refuse the OperatorGroup", until=lambda reasons: "UnsupportedOperatorGroup" in reasons)

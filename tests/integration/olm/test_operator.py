@@ -19,8 +19,10 @@ from testbed.procs import free_port
 pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olm-v0-shared-operators")]
 
 
+# copies of CSVs from global (AllNamespaces) operators other tests install are in every namespace: not ours
 def items(custom, namespace, plural, version=V1ALPHA1):
-    return custom.list_namespaced_custom_object(GROUP, version, namespace, plural)["items"]
+    selector = "!olm.copiedFrom" if plural == "clusterserviceversions" else None
+    return custom.list_namespaced_custom_object(GROUP, version, namespace, plural, label_selector=selector)["items"]
 
 
 def names(custom, namespace, plural, version=V1ALPHA1):

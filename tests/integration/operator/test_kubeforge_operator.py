@@ -183,7 +183,9 @@ def test_operator_install_upgrade_uninstall(api, namespace, testbed, kubeforge_o
     poll_until(lambda: get(api, namespace, "operatorinstalls", "kube-demo") is None, 240, describe="the OperatorInstall gone (finalizer done)")
     custom = client.CustomObjectsApi(api)
     for plural in ("subscriptions", "clusterserviceversions", "installplans"):
-        left = custom.list_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, plural)["items"]
+        # not the copies of global operators' CSVs other tests install
+        selector = "!olm.copiedFrom" if plural == "clusterserviceversions" else None
+        left = custom.list_namespaced_custom_object("operators.coreos.com", "v1alpha1", namespace, plural, label_selector=selector)["items"]
         assert left == [] or all(i["metadata"].get("deletionTimestamp") for i in left), f"{plural} left: {[i['metadata']['name'] for i in left]}"
     groups = custom.list_namespaced_custom_object("operators.coreos.com", "v1", namespace, "operatorgroups")["items"]
     assert groups == [], [g["metadata"]["name"] for g in groups]
