@@ -215,6 +215,118 @@ class TestMove:
         assert s.v1_leftovers() == []
         assert s.v0_state() == ("Succeeded", "AtLatestKnown")
 
+    def test_each_rule_the_testbed_can_break_is_refused_then_eligible_again(self, installed):
+        """One case per eligibility rule the testbed can break on this installed operator without reinstalling it
+        (E1 and E9 have tests of their own below; E2-E4, E7, E11 and E14 need another bundle or a broken install, and
+        are table-tested in the unit tests): each is made, judged in check mode, undone. OLM v0 reconciles none of
+        these fields, so each stays as made until undone; the move test after this one proves the operator left as
+        it was."""
+        s = installed
+        ns, custom, core = s.namespace, s.custom, s.core
+        other_ns = f"{ns}-dependent"
+        crd_subject, config_map_subject = f"CustomResourceDefinition {mig.CRD}", f"ConfigMap {ns}/{mig.OPERAND_CONFIG_MAP}"
+        config_map_refs = s.get("ConfigMap", mig.OPERAND_CONFIG_MAP, ns)["metadata"]["ownerReferences"]
+        holder = core.create_namespaced_config_map(ns, {"metadata": {"name": "another-controller"}})
+        foreign = {"apiVersion": "v1", "kind": "ConfigMap", "name": "another-controller", "uid": holder.metadata.uid, "controller": True}
+        alongside = "operatorframework.io/installed-alongside-0123456789abcdef"
+        # a drift that rolls no pod: the bundle sets it, OLM v0 compares only its template's hash
+        bundle_deadline = s.apps.read_namespaced_deployment(mig.DEPLOYMENT, ns).spec.progress_deadline_seconds
+        dependent_csv = {
+            "apiVersion": f"{mig.OPERATORS}/v1alpha1",
+            "kind": "ClusterServiceVersion",
+            "metadata": {"name": "needs-mig34.v1.0.0"},
+            "spec": {
+                "displayName": "needs kube-mig34's API",
+                "install": {"strategy": "deployment", "spec": {"deployments": []}},
+                "customresourcedefinitions": {"required": [{"name": mig.CRD, "version": "v1alpha1", "kind": mig.KIND}]},
+            },
+        }
+
+        def patch_crd(metadata):
+            s.ext.patch_custom_resource_definition(mig.CRD, {"metadata": metadata})
+
+        def set_owners(refs):  # a merge patch replaces the list (a strategic one would merge it by uid)
+            s.resource("ConfigMap").patch(
+                body={"metadata": {"ownerReferences": refs}}, name=mig.OPERAND_CONFIG_MAP, namespace=ns, content_type="application/merge-patch+json"
+            )
+
+        def patch_v0(plural, name, body, version=mig.V1ALPHA1):
+            custom.patch_namespaced_custom_object(mig.OPERATORS, version, ns, plural, name, body)
+
+        override = {"type": "Upgradeable", "status": "True", "reason": "Overridden", "message": "by an admin", "lastTransitionTime": "2026-11-29T00:00:00Z"}
+        helm_keys = {"labels": {mig.HELM_LABEL: "Helm"}, "annotations": {"meta.helm.sh/release-name": "another", "meta.helm.sh/release-namespace": ns}}
+        no_helm_keys = {"labels": {mig.HELM_LABEL: None}, "annotations": {"meta.helm.sh/release-name": None, "meta.helm.sh/release-namespace": None}}
+        cases = [
+            # (rule, subject, a word of the reason, make, undo); OLM v0 copies spec.conditions into status for good,
+            # so E5 is made with spec.overrides, which it leaves alone
+            (
+                "E5",
+                f"OperatorCondition {ns}/{mig.CSV}",
+                "spec.overrides",
+                lambda: patch_v0("operatorconditions", mig.CSV, {"spec": {"overrides": [override]}}, "v2"),
+                lambda: patch_v0("operatorconditions", mig.CSV, {"spec": {"overrides": None}}, "v2"),
+            ),
+            (
+                "E6",
+                f"Subscription {ns}/{mig.PACKAGE}",
+                "dependency",
+                lambda: patch_v0("subscriptions", mig.PACKAGE, {"metadata": {"annotations": {"olm.generated-by": "another-operator"}}}),
+                lambda: patch_v0("subscriptions", mig.PACKAGE, {"metadata": {"annotations": {"olm.generated-by": None}}}),
+            ),
+            ("E10", crd_subject, "Helm release", lambda: patch_crd(helm_keys), lambda: patch_crd(no_helm_keys)),
+            (
+                "E10",
+                crd_subject,
+                "installed alongside",
+                lambda: patch_crd({"annotations": {alongside: "elsewhere/another-operator.v1.0.0"}}),
+                lambda: patch_crd({"annotations": {alongside: None}}),
+            ),
+            (
+                "E10",
+                config_map_subject,
+                "controlled by ConfigMap another-controller",
+                lambda: set_owners(config_map_refs + [foreign]),
+                lambda: set_owners(config_map_refs),
+            ),
+            (
+                "E12",
+                f"Deployment {ns}/{mig.DEPLOYMENT}",
+                "spec.progressDeadlineSeconds",
+                lambda: s.apps.patch_namespaced_deployment(mig.DEPLOYMENT, ns, {"spec": {"progressDeadlineSeconds": 300}}),
+                lambda: s.apps.patch_namespaced_deployment(mig.DEPLOYMENT, ns, {"spec": {"progressDeadlineSeconds": bundle_deadline}}),
+            ),
+            (
+                "E13",
+                f"ClusterServiceVersion {other_ns}/needs-mig34.v1.0.0",
+                "requires an API",
+                lambda: (
+                    core.create_namespace({"metadata": {"name": other_ns}}),
+                    custom.create_namespaced_custom_object(mig.OPERATORS, mig.V1ALPHA1, other_ns, "clusterserviceversions", dependent_csv),
+                ),
+                lambda: core.delete_namespace(other_ns),
+            ),
+        ]
+        args = migrate_args(s, s.catalogs["v1"])
+        try:
+            for rule, subject, word, make, undo in cases:
+                make()
+                try:
+                    result = mig.check(s.run("olm_migrate", args, check_mode=True), f"olm_migrate (check mode, {rule} {word})")
+                finally:
+                    undo()
+                assert result["eligible"] is False and result["changed"] is False and written_steps(result) == [], (rule, result)
+                found = [r for r in result["refusals"] if (r["rule"], r["subject"]) == (rule, subject) and word in r["reason"]]
+                assert len(found) == 1, (rule, subject, word, result["refusals"])
+                # and nothing else was refused
+                assert [r["rule"] for r in result["refusals"]] == [rule], result["refusals"]
+        finally:
+            core.delete_namespaced_config_map("another-controller", ns)
+        poll_until(lambda: not core.list_namespace(field_selector=f"metadata.name={other_ns}").items, 120, 1, f"namespace {other_ns} deleted")
+        again = mig.check(s.run("olm_migrate", args, check_mode=True), "olm_migrate (check mode, every case undone)")
+        assert again["eligible"] is True and again["refusals"] == [], again["refusals"]
+        assert s.get("ConfigMap", record_name(mig.PACKAGE), ns) is None and s.v1_leftovers() == []
+        assert s.v0_state() == ("Succeeded", "AtLatestKnown")
+
     def test_move_keeps_data_pod_and_crd_then_upgrades_through_v1(self, installed, published, tmp_path):
         s = installed
         ns = s.namespace
