@@ -45,13 +45,17 @@ def blocks(root=ROOT):
     return found
 
 
-# Examples run by another test than tests/integration/docs/test_doc_examples.py: id -> that test's file.
+# Examples run by another test than tests/integration/docs/test_doc_examples.py (or by a molecule scenario): id -> that
+# test's file.
 RUN_ELSEWHERE = {
     "operator-olm-install": "tests/integration/operator/test_operator_image_real_node.py",
     # the fleet guide's inventory source, install play and rollout variables need the testbed's member clusters
     "fleet-inventory": "tests/integration/fleet/test_fleet_rollout.py",
     "fleet-install": "tests/integration/fleet/test_fleet_rollout.py",
     "fleet-rollout": "tests/integration/fleet/test_fleet_rollout.py",
+    # the olm_migrate role's play needs an operator installed by OLM v0 and a ClusterCatalog serving it: the molecule
+    # scenario's converge makes them, then runs the example (tests/unit/docs/test_doc_examples.py: as written)
+    "olm-migrate-role": "molecule/olm_migrate/converge.yml",
 }
 # Of those, the ones that are files the reader writes (a mapping), not tasks or plays.
 FILE_EXAMPLES = ("fleet-inventory", "fleet-rollout")

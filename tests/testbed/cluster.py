@@ -490,6 +490,8 @@ class Testbed:
     def _up(self, nodes: int, with_scc: bool, build_first: bool, enforce_scc: bool = True, real_node: bool = True) -> dict:
         if self.state and self.is_running():
             _log(f"testbed already running: reusing it ({self.kubeconfig})")
+            # the variables of this checkout's code (a testbed started by an older one lacks the newer ones)
+            self._write_ansible_vars()
             return self.status()
         if self.state:
             self._down()  # a stale state file: processes died (e.g. the machine restarted)
@@ -1314,9 +1316,11 @@ class Testbed:
         if manifests:
             variables["testbed_olm_manifests_dir"] = str(manifests)
         variables.update(olmv1.ansible_vars(self))
-        from testbed import members
+        variables.update(realnode.ansible_vars(self.state))
+        from testbed import members, migrole
 
         variables.update(members.ansible_vars(self))
+        variables.update(migrole.ansible_vars(self))
         # Whole or not at all: playbooks of other processes read it while OLM v1 starts.
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(variables, indent=2))

@@ -707,3 +707,21 @@ def leftovers(record: dict) -> list:
     if created:
         found.append(f"paths: {created[:5]}")
     return found
+
+
+def ansible_vars(state: dict) -> dict:
+    """``testbed_real_node`` for ansible-vars.json (nothing on a testbed without its real node): its name, its images
+    (pause, crash, opm, olm-util, each also ``<name>@digest``) and what puts a pod there - the namespace annotations,
+    or the node selector and tolerations of a pod spec."""
+    facts = state.get("real_node")
+    if not facts:
+        return {}
+    return {
+        "testbed_real_node": {
+            "name": facts["name"],
+            "images": dict(facts["images"]),
+            "namespace_annotations": dict(NAMESPACE_ANNOTATIONS),
+            "node_selector": dict(NODE_SELECTOR),
+            "tolerations": [dict(TOLERATION)],
+        }
+    }

@@ -1,5 +1,6 @@
 """Documentation examples that are files: docs/examples/minimal-bundle is shown verbatim in
-docs/catalog_publishing.md, and is a bundle bundle_image builds (the package, CSV name and version it reports)."""
+docs/catalog_publishing.md, and is a bundle bundle_image builds (the package, CSV name and version it reports); the
+olm_migrate example of docs/olm_v1.md is the play molecule/olm_migrate runs."""
 
 import re
 from pathlib import Path
@@ -53,3 +54,20 @@ def test_every_yaml_example_of_the_documentation_says_how_it_is_checked():
                 assert block.detail in doc_examples.RUN_ELSEWHERE and isinstance(content, dict), f"{block.path}:{block.line}"
             else:
                 assert isinstance(content, list) and all(isinstance(item, dict) for item in content), f"{block.path}:{block.line}"
+
+
+def test_the_olm_migrate_example_is_the_play_molecule_runs():
+    """docs/olm_v1.md's olm_migrate example is converge.yml's play as written, and verify.yml runs the role again with
+    its variables (and the testbed's kubeconfig, which the example takes from the host's kubeconfig variable)."""
+    example = yaml.safe_load(doc_examples.runnable()["olm-migrate-role"].body)
+    scenario = ROOT / "molecule" / "olm_migrate"
+    converge = yaml.safe_load((scenario / "converge.yml").read_text())
+    assert [play for play in converge if "ansible.builtin.import_playbook" in play] == example
+    assert example[0]["ansible.builtin.import_playbook"] == "kubeforge.operators.olm_migrate"
+    (play,) = yaml.safe_load((scenario / "verify.yml").read_text())
+    (rerun,) = [task for task in play["tasks"] if task.get("ansible.builtin.include_role", {}).get("name") == "kubeforge.operators.olm_migrate"]
+    expected = {k: v for k, v in example[0]["vars"].items() if k != "olm_migrate_hosts"}
+    assert {k: v for k, v in rerun["vars"].items() if k != "olm_migrate_kubeconfig"} == expected
+    # every variable the example sets is one of the role's
+    options = yaml.safe_load((ROOT / "roles" / "olm_migrate" / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    assert set(expected) <= set(options), set(expected) - set(options)
