@@ -20,7 +20,7 @@ import os
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load, write
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, LoadError, WriteError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_sort_key
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import yaml_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml_emit import yaml_document
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import make_temp_dir
 
 # Below this many input lines extra processes cost more than they save: fork, spools and result shipping, plus

@@ -34,6 +34,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.de
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.documents import _RawValue, iter_documents
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.fmt import t_verb, v_verb
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import (
     cases_fold,
     go_marshal,
@@ -43,39 +44,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.jso
 )
 
 _META_KEYS = ("schema", "package", "name")
-
-
-def _go_t_verb(value):
-    """Go's %t applied to a decoded JSON value (opm's error message uses %t by mistake)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "%!t(<nil>)"
-    if isinstance(value, str):
-        return "%%!t(string=%s)" % value
-    if isinstance(value, (int, float)):
-        return "%%!t(float64=%s)" % _go_v_verb(value)
-    if isinstance(value, list):
-        return "[%s]" % " ".join(_go_t_verb(v) for v in value)
-    return "map[%s]" % " ".join("%s:%s" % (_go_t_verb(k), _go_t_verb(v)) for k, v in sorted(value.items()))
-
-
-def _go_v_verb(value):
-    """Go's %v of a decoded JSON value (numbers are float64)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        f = float(value)
-        if f.is_integer() and abs(f) < 1e21:
-            return "%d" % f
-        return repr(f)
-    if isinstance(value, list):
-        return "[%s]" % " ".join(_go_v_verb(v) for v in value)
-    if isinstance(value, dict):
-        return "map[%s]" % " ".join("%s:%s" % (k, _go_v_verb(v)) for k, v in sorted(value.items()))
-    return str(value)
 
 
 def meta_fields(obj):
@@ -96,7 +64,7 @@ def meta_fields(obj):
         value = obj[keys[0]]
         if not isinstance(value, str):
             raise InvalidInputError("expected value for key %s to be a string, got %s: %s"
-                                    % (go_quote(keys[0]), excerpt(_go_t_verb(value)), excerpt(_go_v_verb(value))))
+                                    % (go_quote(keys[0]), excerpt(t_verb(value)), excerpt(v_verb(value))))
         values.append(value)
     return tuple(values)
 

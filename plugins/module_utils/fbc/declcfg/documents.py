@@ -5,7 +5,7 @@
 
 Mirrors the reading half of operator-registry's alpha/declcfg/load.go: a stream is JSON if its first non-blank
 byte is `{`, otherwise multi-document YAML split on `---` lines like k8s.io/apimachinery's YAMLReader (each
-document decoded by golang.yaml); JSON numbers behave like float64 and nested mappings are key-sorted.
+document decoded by golang.yaml_load); JSON numbers behave like float64 and nested mappings are key-sorted.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,7 +18,7 @@ import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml_load import (
     ALIAS_EXPANSION_BUDGET,
     AliasBudgetExceeded,
     _go_number,

@@ -13,70 +13,12 @@ __metaclass__ = type
 
 import json
 import os
-import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.path import match_regex
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import is_temp_name
 
 INDEX_IGNORE_FILENAME = ".indexignore"
-
-
-def _go_glob_to_regex(pattern):
-    """Translate Go's path.Match pattern to a regex; None if the pattern is malformed (Go: ErrBadPattern)."""
-    out = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\":
-            i += 1
-            if i >= n:
-                return None
-            out.append(re.escape(pattern[i]))
-        elif c == "[":
-            i += 1
-            negate = i < n and pattern[i] == "^"
-            if negate:
-                i += 1
-            items = []
-            first = True
-            while True:
-                if i >= n:
-                    return None
-                if pattern[i] == "]" and not first:
-                    break
-                first = False
-                lo = pattern[i]
-                if lo == "\\":
-                    i += 1
-                    if i >= n:
-                        return None
-                    lo = pattern[i]
-                i += 1
-                if i + 1 < n and pattern[i] == "-" and pattern[i + 1] != "]":
-                    hi = pattern[i + 1]
-                    if hi == "\\":
-                        i += 1
-                        if i + 1 >= n:
-                            return None
-                        hi = pattern[i + 1]
-                    i += 2
-                    if hi < lo:
-                        return None
-                    items.append("%s-%s" % (re.escape(lo), re.escape(hi)))
-                else:
-                    items.append(re.escape(lo))
-            out.append("[%s%s]" % ("^" if negate else "", "".join(items)))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    try:
-        return re.compile("".join(out) + r"\Z", re.DOTALL)
-    except re.error:
-        return None
 
 
 class _IgnorePattern:
@@ -95,7 +37,7 @@ class _IgnorePattern:
         if self.dir_only:
             line = line[:-1]
         self.is_glob = "/" in line
-        self.parts = [(p, _go_glob_to_regex(p)) for p in line.split("/")]
+        self.parts = [(p, match_regex(p)) for p in line.split("/")]
 
     def match(self, path, is_dir):
         """None (no match), True (exclude) or False (re-include)."""

@@ -15,7 +15,7 @@ processes when CPUs are idle.
 
 One concern per module, re-exported here: ignore.py (`.indexignore`, list_catalog_files), documents.py (stream
 splitting, iter_documents), decode.py (typed decode of the known schemas), builder.py (meta_fields, add_document,
-load_bytes, load_file), parallel.py (load_fs, load); the Go-typed YAML loader is golang/yaml.py.
+load_bytes, load_file), parallel.py (load_fs, load); the Go-typed YAML loader is golang/yaml_load.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,7 +26,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.bu
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.documents import iter_documents
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.ignore import INDEX_IGNORE_FILENAME, list_catalog_files
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.parallel import count_lines, load, load_fs, usable_cpus
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import HAS_YAML, YAML_IMPORT_ERROR
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml_load import HAS_YAML, YAML_IMPORT_ERROR
 
 __all__ = [
     "HAS_YAML",

@@ -7,7 +7,7 @@ Ordering follows opm's writeToEncoder (fbc.md section 4): packages sorted by nam
 blob(s), channels by name, bundles by name, that package's others (stable by schema), deprecations; then the
 package-less others. Each object is first shaped like Go's encoding/json output of the declcfg struct (field
 order, omitempty). JSON is then indented with 4 spaces; YAML goes through the port of go-yaml v2's emitter
-(sigs.k8s.io/yaml.JSONToYAML) in golang/yaml.py: sorted keys, 2-space indent, v2 quoting/folding rules and `\\U`
+(sigs.k8s.io/yaml.JSONToYAML) in golang/yaml_emit.py: sorted keys, 2-space indent, v2 quoting/folding rules and `\\U`
 escapes for characters outside the BMP.
 """
 
@@ -26,7 +26,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.jso
     go_marshal_indent,
     go_sort_key,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import yaml_document
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml_emit import yaml_document
 
 # ----------------------------------------------------------------------------------------- Go struct shaping
 

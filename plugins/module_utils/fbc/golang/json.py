@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Go's encoding/json and strconv behaviours the FBC engine reproduces, each implemented once: opm's messages,
-orderings and bytes depend on them (go-yaml's are in golang.yaml).
+orderings and bytes depend on them (go-yaml's are in golang.yaml_types, yaml_load and yaml_emit).
 
 - quoting: ``go_quote`` (strconv.Quote, the ``%q`` verb);
 - ordering: ``go_sort_key`` (Go compares strings bytewise);

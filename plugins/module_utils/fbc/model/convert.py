@@ -24,6 +24,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.co
     SCHEMA_PACKAGE,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import MESSAGE_LIMIT, ConvertError, FBCError
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.fmt import v_package_scoped_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_quote as q
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_sort_key
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import (
@@ -61,10 +62,6 @@ def dns1123_label_errors(value):
         else:
             errs.append(_DNS1123_LABEL_MSG)
     return errs
-
-
-def _go_v_struct_ref(ref):
-    return "declcfg.PackageScopedReference{Schema:%s, Name:%s}" % (q(ref.get("schema") or ""), q(ref.get("name") or ""))
 
 
 class _Sink:
@@ -276,7 +273,7 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
                 continue
             key = (schema, ref_name)
             if key in references:
-                sink.error("duplicate deprecation entry %s for package %s" % (_go_v_struct_ref(ref), q(pkg_name)))
+                sink.error("duplicate deprecation entry %s for package %s" % (v_package_scoped_reference(ref), q(pkg_name)))
                 continue
             references.add(key)
             message = entry.get("message") or ""
@@ -304,7 +301,7 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
                 mpkg.deprecation = Deprecation(message)
             else:
                 sink.error("cannot deprecate object %s referenced by entry %d for package %s: object schema unknown"
-                           % (_go_v_struct_ref(ref), j, q(pkg_name)))
+                           % (v_package_scoped_reference(ref), j, q(pkg_name)))
 
     # opm only checks the last channel of each package above; report the entries of the other channels too,
     # after opm's own checks (model validation would otherwise only say "bundle image must be set")

@@ -99,10 +99,10 @@ def dump_basic_template_json(tpl):
 def dump_basic_template_yaml(tpl, yaml_dumper=None):
     """convert-template ``-o yaml``: ``---\\n`` + JSONToYAML (go-yaml v2, keys sorted) + an extra newline.
 
-    ``yaml_dumper(obj) -> str`` defaults to the core's go-yaml v2 emitter (``golang.yaml.yaml_document``).
+    ``yaml_dumper(obj) -> str`` defaults to the core's go-yaml v2 emitter (``golang.yaml_emit.yaml_document``).
     """
     obj = {"schema": tpl["schema"], "entries": tpl["entries"]}
     if yaml_dumper is None:
-        from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml import yaml_document
+        from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.yaml_emit import yaml_document
         yaml_dumper = yaml_document
     return "---\n" + yaml_dumper(obj) + "\n"

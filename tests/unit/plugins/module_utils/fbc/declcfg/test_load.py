@@ -16,7 +16,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg im
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import parallel as PL
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import LoadError
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import yaml as GY
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import yaml_load as GY
 
 VALID_FS = LOAD_FIXTURES / "validFS"
 INVALID_FS = LOAD_FIXTURES / "invalidFS"

@@ -19,7 +19,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg im
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import UnsafeNameError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import json as G
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import yaml as GY
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang import yaml_emit as GY
 
 
 @pytest.fixture(scope="module")
