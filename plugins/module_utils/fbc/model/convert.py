@@ -94,7 +94,8 @@ def _missing_bundles_message(pkg_name, entries):
 
 
 def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
-    """declcfg.ConvertToModel. Returns a Model.
+    """declcfg.ConvertToModel, in opm's passes: packages, channels, bundles (then the entries without one and the
+    default channels), deprecations. Returns a Model.
 
     collect=None: raise ConvertError at the first sequential problem, then ValidationTree from model validation
     (exactly opm's behaviour). collect=list: append every sequential problem message and continue; model
@@ -103,8 +104,33 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
     """
     sink = _Sink(collect, beyond_opm)
     model = Model()
-    default_channels = {}
+    default_channels = _packages_pass(cfg, model, sink)
+    last_channel_entries, all_channel_entries = _channels_pass(cfg, model, default_channels, sink)
+    package_bundles = _bundles_pass(cfg, model, last_channel_entries, all_channel_entries, sink)
+    for pkg_name, entries in last_channel_entries.items():
+        if entries:
+            sink.error(_missing_bundles_message(pkg_name, entries))
+    _synthesise_default_channels(model, default_channels)
+    _deprecations_pass(cfg, model, package_bundles, sink)
 
+    # opm only checks the last channel of each package above; report the entries of the other channels too,
+    # after opm's own checks (model validation would otherwise only say "bundle image must be set")
+    for pkg_name, entries in all_channel_entries.items():
+        reported = last_channel_entries.get(pkg_name) or {}
+        rest = [e for e in entries if e not in reported]
+        if rest:
+            sink.extra(_missing_bundles_message(pkg_name, rest))
+
+    if collect is None and validate:
+        err = model.validate()
+        if err is not None:
+            raise err
+    return model
+
+
+def _packages_pass(cfg, model, sink):
+    """The olm.package blobs into ``model``; returns {package: its defaultChannel's name}."""
+    default_channels = {}
     for p in cfg.packages:
         name = p.get("name") or ""
         if name == "":
@@ -122,6 +148,12 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
             icon=Icon(icon.get("base64data"), icon.get("mediatype") or "") if icon is not None else None)
         default_channels[name] = p.get("defaultChannel") or ""
 
+    return default_channels
+
+
+def _channels_pass(cfg, model, default_channels, sink):
+    """The olm.channel blobs into their packages (entries as bundles without content yet); returns the entries of
+    each package's last channel and of all its channels, {package: {entry name: None}}, that no bundle has filled yet."""
     # opm's quirk: this map is overwritten per channel, so only the last channel of a package is checked later.
     last_channel_entries = {}
     all_channel_entries = {}
@@ -154,6 +186,12 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
         if default_channels.get(pkg_name) == ch_name:
             mpkg.default_channel = mch
 
+    return last_channel_entries, all_channel_entries
+
+
+def _bundles_pass(cfg, model, last_channel_entries, all_channel_entries, sink):
+    """The olm.bundle blobs into the channel entries of their name (the entries filled are taken out of the two
+    maps); returns {package: the names of its bundles}."""
     package_bundles = {}
     for b in cfg.bundles:
         pkg_name = b.get("package") or ""
@@ -172,46 +210,7 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
         seen.add(b_name)
 
         properties = b.get("properties") or []
-        version, release = ZERO_VERSION, ()
-        props = None
-        try:
-            props = parse_properties(properties)
-        except FBCError as e:
-            sink.error("parse properties for bundle %s: %s" % (q(b_name), e))
-        if props is not None:
-            if len(props.packages) != 1:
-                sink.error("package %s bundle %s must have exactly 1 %s property, found %d"
-                           % (q(pkg_name), q(b_name), q(PROPERTY_PACKAGE), len(props.packages)))
-            else:
-                pkg_prop = props.packages[0]
-                if pkg_name != pkg_prop["packageName"]:
-                    sink.error("package %s does not match %s property %s"
-                               % (q(pkg_name), q(PROPERTY_PACKAGE), q(pkg_prop["packageName"])))
-                image = b.get("image") or ""
-                if image:
-                    try:
-                        parse_normalized_named(image)
-                    except ImageReferenceError as e:
-                        sink.error("package %s bundle %s image: invalid image pull spec %s: %s"
-                                   % (q(pkg_name), q(b_name), q(shown_reference(image)), e))
-                for i, rel in enumerate(b.get("relatedImages") or ()):
-                    rel_image = rel.get("image") or ""
-                    if rel_image:
-                        try:
-                            parse_normalized_named(rel_image)
-                        except ImageReferenceError as e:
-                            sink.error("package %s bundle %s relatedImages[%d].image: invalid image pull spec %s: %s"
-                                       % (q(pkg_name), q(b_name), i, q(shown_reference(rel_image)), e))
-                try:
-                    version = semver.parse(pkg_prop["version"])
-                except semver.SemverError as e:
-                    sink.error("error parsing bundle %s version %s: %s" % (q(b_name), q(pkg_prop["version"]), e))
-                if pkg_prop["release"]:
-                    try:
-                        release = parse_release(pkg_prop["release"])
-                    except semver.SemverError as e:
-                        sink.error("error parsing bundle %s release version %s: %s"
-                                   % (q(b_name), q(pkg_prop["release"]), e))
+        props, version, release = _bundle_properties(b, pkg_name, b_name, properties, sink)
 
         last = last_channel_entries.get(pkg_name)
         if last is not None:
@@ -237,10 +236,57 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
         if not found:
             sink.error("package %s, bundle %s not found in any channel entries" % (q(pkg_name), q(b_name)))
 
-    for pkg_name, entries in last_channel_entries.items():
-        if entries:
-            sink.error(_missing_bundles_message(pkg_name, entries))
+    return package_bundles
 
+
+def _bundle_properties(b, pkg_name, b_name, properties, sink):
+    """A bundle's parsed properties, version and release, each problem reported to ``sink`` as opm words it;
+    ``(None, 0.0.0, ())`` parts where they could not be read."""
+    version, release = ZERO_VERSION, ()
+    props = None
+    try:
+        props = parse_properties(properties)
+    except FBCError as e:
+        sink.error("parse properties for bundle %s: %s" % (q(b_name), e))
+    if props is not None:
+        if len(props.packages) != 1:
+            sink.error("package %s bundle %s must have exactly 1 %s property, found %d"
+                       % (q(pkg_name), q(b_name), q(PROPERTY_PACKAGE), len(props.packages)))
+        else:
+            pkg_prop = props.packages[0]
+            if pkg_name != pkg_prop["packageName"]:
+                sink.error("package %s does not match %s property %s"
+                           % (q(pkg_name), q(PROPERTY_PACKAGE), q(pkg_prop["packageName"])))
+            image = b.get("image") or ""
+            if image:
+                try:
+                    parse_normalized_named(image)
+                except ImageReferenceError as e:
+                    sink.error("package %s bundle %s image: invalid image pull spec %s: %s"
+                               % (q(pkg_name), q(b_name), q(shown_reference(image)), e))
+            for i, rel in enumerate(b.get("relatedImages") or ()):
+                rel_image = rel.get("image") or ""
+                if rel_image:
+                    try:
+                        parse_normalized_named(rel_image)
+                    except ImageReferenceError as e:
+                        sink.error("package %s bundle %s relatedImages[%d].image: invalid image pull spec %s: %s"
+                                   % (q(pkg_name), q(b_name), i, q(shown_reference(rel_image)), e))
+            try:
+                version = semver.parse(pkg_prop["version"])
+            except semver.SemverError as e:
+                sink.error("error parsing bundle %s version %s: %s" % (q(b_name), q(pkg_prop["version"]), e))
+            if pkg_prop["release"]:
+                try:
+                    release = parse_release(pkg_prop["release"])
+                except semver.SemverError as e:
+                    sink.error("error parsing bundle %s release version %s: %s"
+                               % (q(b_name), q(pkg_prop["release"]), e))
+    return props, version, release
+
+
+def _synthesise_default_channels(model, default_channels):
+    """A package whose defaultChannel names no channel gets an empty one of that name, as opm does."""
     for mpkg in model.values():
         dc_name = default_channels.get(mpkg.name, "")
         if dc_name and mpkg.default_channel is None:
@@ -249,6 +295,9 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
             mpkg.default_channel = dch
             mpkg.channels[dc_name] = dch
 
+
+def _deprecations_pass(cfg, model, package_bundles, sink):
+    """The olm.deprecations blobs onto the packages, channels and bundles they name."""
     deprecated_packages = set()
     for i, d in enumerate(cfg.deprecations):
         pkg_name = d.get("package") or ""
@@ -302,17 +351,3 @@ def convert_to_model(cfg, collect=None, validate=True, beyond_opm=None):
             else:
                 sink.error("cannot deprecate object %s referenced by entry %d for package %s: object schema unknown"
                            % (v_package_scoped_reference(ref), j, q(pkg_name)))
-
-    # opm only checks the last channel of each package above; report the entries of the other channels too,
-    # after opm's own checks (model validation would otherwise only say "bundle image must be set")
-    for pkg_name, entries in all_channel_entries.items():
-        reported = last_channel_entries.get(pkg_name) or {}
-        rest = [e for e in entries if e not in reported]
-        if rest:
-            sink.extra(_missing_bundles_message(pkg_name, rest))
-
-    if collect is None and validate:
-        err = model.validate()
-        if err is not None:
-            raise err
-    return model
