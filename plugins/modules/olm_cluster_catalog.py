@@ -191,7 +191,7 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog import execute
 
 
 def argspec():

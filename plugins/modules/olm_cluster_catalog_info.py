@@ -206,7 +206,7 @@ duration:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog_info import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog_info import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 UNUSED = (Unused(("package", "catalogd_ca_cert"), lambda p: p["contents"], "with contents=false (they are for reading the catalogs' contents)"),)

@@ -302,7 +302,7 @@ diff:
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_extension import execute
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_extension import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 UNUSED = (

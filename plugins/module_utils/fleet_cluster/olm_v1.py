@@ -17,16 +17,16 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster.
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as diagnose_v0
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose_v1
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, name_of, spec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import cluster_extension as extension_cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import diagnose as diagnose_cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import operator as olm_operator
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog_info import fetch_contents
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.info import group_version_served
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import diagnose as diagnose_v1
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster import cluster_extension as extension_cluster
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog_info import fetch_contents
 
 # OLM v1's Helm-based applier labels what it installs with the owning ClusterExtension.
 OWNER_NAME_LABEL = ce.OWNER_NAME_LABEL

@@ -247,7 +247,7 @@ class Turn:
         within it."""
         if core.is_version(self.target_value):
             return
-        from ansible_collections.kubeforge.operators.plugins.module_utils.olm import version_constraint  # OLM v1 only
+        from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import version_constraint  # OLM v1 only
 
         try:
             constraint = version_constraint.Constraint.parse(self.target_value)

@@ -42,11 +42,11 @@ import hashlib
 from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac as ir
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_catalog import NAME_LABEL as CATALOG_NAME_LABEL
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.installmode import ALL_NAMESPACES, mode_for_targets, operator_group_targets
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_succeeded, csv_version, metadata, name_of, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac as ir
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_catalog import NAME_LABEL as CATALOG_NAME_LABEL
 
 # Helm's ownership metadata (helm v3.18.6 pkg/action/validate.go).
 HELM_MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cluster glue of the olm_diagnose module: read a namespace's OLM v0 state, or a ClusterExtension's OLM v1 state,
-once, name the causes (``olm/diagnose.py``, ``olm/diagnose_v1.py``) and optionally write everything read into a support tarball (through the one file-output
+once, name the causes (``olm/diagnose.py``, ``olmv1/diagnose.py``) and optionally write everything read into a support tarball (through the one file-output
 service, so it is written atomically or not at all).
 
 The tarball holds one JSON ``List`` per kind, as ``kubectl get -o json`` writes it (``managedFields`` dropped;
@@ -32,11 +32,11 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose_v1 as core_v1
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import metadata, name_of, spec
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import diagnose as core_v1
 
 V1ALPHA1 = "operators.coreos.com/v1alpha1"
 KINDS = (
@@ -119,7 +119,7 @@ def olmv1_namespace(catalogs):
 
 
 def read_extension_snapshot(client, name, events=50):
-    """One read of what ``olm/diagnose_v1.py`` needs for ClusterExtension ``name``; returns ``(snapshot, notes)``.
+    """One read of what ``olmv1/diagnose.py`` needs for ClusterExtension ``name``; returns ``(snapshot, notes)``.
     Raises ``ValueError`` when the ClusterExtension does not exist."""
     notes = []
     extension = _get(client, ce.KIND, ce.API_VERSION, name, None, notes)

@@ -31,8 +31,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import info
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_extension import extensions_in
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import COPIED_LABEL, metadata, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_extension import extensions_in
 
 OPERATORS_API = "operators.coreos.com/v1alpha1"
 PACKAGES_API = "packages.operators.coreos.com/v1"

@@ -38,18 +38,18 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster im
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import migrate as mg
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec, status
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_extension import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog import olm_v1_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_extension import (
     CREATED_BY,
     EXTENSION_LABEL,
     BundleReader,
     usable_catalogs,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL
 
 V0_API = "operators.coreos.com/v1alpha1"
 V0_GROUP_API = "operators.coreos.com/v1"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""olm/version_constraint.py against the real thing: the API server's validation of a ClusterExtension's
+"""olmv1/version_constraint.py against the real thing: the API server's validation of a ClusterExtension's
 spec.source.catalog.version (server-side dry run, v1.5.1 CRD) decides like ``validate_field``, word for word, and
 operator-controller reports a constraint that the CRD lets through but Masterminds/semver refuses with
 ``ConstraintError.resolver_message``."""
@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 from lib.polling import poll_until
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import version_constraint as vc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import version_constraint as vc
 
 # One xdist worker for every file of this group: the OLM v1 test catalog and ClusterExtensions, shared with the other OLM v1 file.
 pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("olmv1")]

@@ -12,7 +12,7 @@ orderings and bytes depend on them (go-yaml's are in golang.yaml_types, yaml_loa
   round trip of sigs.k8s.io/yaml);
 - encoding: ``go_json_float``, ``go_json_escape``, ``go_marshal`` (json.Marshal), ``go_marshal_indent``
   (json.MarshalIndent / an Encoder with SetIndent("", "    ")). The one Go JSON encoder of the collection
-  (olm.installer_rbac builds on it too).
+  (olmv1.installer_rbac builds on it too).
 
 A leaf module: it imports nothing from the engine but its errors, so every layer (semver, declcfg, model, template,
 action) can use it.

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from testdata import DATA_DIR
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac as ir
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import migrate as mg
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac as ir
 
 BUNDLES = DATA_DIR.parent / "testbed" / "fixtures" / "kube-demo" / "bundles"
 NS = "operators"

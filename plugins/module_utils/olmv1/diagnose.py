@@ -7,7 +7,7 @@
 its install namespace (Deployments the extension installed, their ReplicaSets and pods, Warning events), its
 installer ServiceAccount and the Deployments of OLM v1's own controllers, and returns ``diagnose.Finding`` records
 like the OLM v0 diagnosis. operator-controller words most failures as ``Progressing=True/Retrying`` with the error
-of its last attempt (``olm/cluster_extension.py``); its permanent ones are named here by what they need fixing.
+of its last attempt (``olmv1/cluster_extension.py``); its permanent ones are named here by what they need fixing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,10 +16,10 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.diagnose import Finding, admission_rejections, stuck_pods
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, name_of, spec, status
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
 
 # snapshot keys: extension (the ClusterExtension), serviceaccount (its installer ServiceAccount, or None when missing
 # or not named), namespace (spec.namespace), then lists: clustercatalogs (those its selector allows), deployments (of

@@ -1,4 +1,4 @@
-"""olm/installer_rbac.py: operator-controller v1.5.1's generated RBAC names (a port of Go's json.Encoder + SHA-224 +
+"""olmv1/installer_rbac.py: operator-controller v1.5.1's generated RBAC names (a port of Go's json.Encoder + SHA-224 +
 base 36 + 63-character cut), the bundles it refuses, and the installer ServiceAccount's least-privilege RBAC, on the
 testbed's kube-demo bundles and small synthetic CSVs."""
 
@@ -11,8 +11,8 @@ import yaml
 from testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_json_escape
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac as ir
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.installer_rbac import InstallerRBACError
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac as ir
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.installer_rbac import InstallerRBACError
 
 BUNDLES = DATA_DIR.parent / "testbed" / "fixtures" / "kube-demo" / "bundles"
 NS = "kube-demo-system"
@@ -426,7 +426,7 @@ def test_check_installable(label, bundle, properties, expected):
 
 
 def test_check_installable_matches_the_message_the_cluster_extension_core_treats_as_permanent():
-    from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_extension import permanent_problem
+    from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_extension import permanent_problem
 
     (problem,) = ir.check_installable(synthetic_bundle(OWN_ONLY))
     assert permanent_problem(problem) == ("install mode", False)

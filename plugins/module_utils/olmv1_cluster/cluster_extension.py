@@ -6,7 +6,7 @@
 present: read whether the cluster's ClusterExtension API still requires ``spec.serviceAccount``; create the
 namespace; when asked, derive the installer ServiceAccount's least-privilege RBAC from the bundles the request
 allows (read from the ClusterCatalogs' images and the bundle images, as operator-controller reads them) and apply
-it; apply the ClusterExtension; watch it until operator-controller's verdict (``olm/cluster_extension.py``).
+it; apply the ClusterExtension; watch it until operator-controller's verdict (``olmv1/cluster_extension.py``).
 
 absent: deleting a ClusterExtension makes the garbage collector delete everything operator-controller installed,
 its CRDs included, and with them every custom resource of those kinds: refused without ``delete_crds_and_data``.
@@ -36,13 +36,13 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args impor
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_bundle, pull_image
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installer_rbac, version_constraint
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, metadata, spec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac, version_constraint
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog import olm_v1_resource
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"

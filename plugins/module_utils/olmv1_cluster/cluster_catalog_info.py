@@ -26,9 +26,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, name_of, spec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog import olm_v1_resource
 
 # A catalog larger than this is refused rather than held in memory (the largest public catalogs are ~100 MB).
 MAX_CONTENT_BYTES = 512 * 1024 * 1024

@@ -31,7 +31,6 @@ import re
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import PROPERTY_BUNDLE_OBJECT, package_property
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.installer_rbac import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
     condition,
     condition_current,
@@ -39,6 +38,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status imp
     metadata,
     status,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.installer_rbac import DNS1123_LABEL, DNS1123_SUBDOMAIN
 
 API_VERSION = "olm.operatorframework.io/v1"
 KIND = "ClusterExtension"

@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""olm_cluster.cluster_catalog_info: which catalogd addresses go through the API server's service proxy. Reading
+"""olmv1_cluster.cluster_catalog_info: which catalogd addresses go through the API server's service proxy. Reading
 catalogd's content directly is proven against the testbed's catalogd (tests/integration/olmv1); the testbed's
 catalogd runs outside the cluster, so the service-proxy request is checked here by its path only."""
 
 import pytest
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog_info import proxy_path
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog_info import proxy_path
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """ClusterExtension definition, ServiceAccount requirement, operator-controller's verdict and bundle selection
-(olm/cluster_extension.py)."""
+(olmv1/cluster_extension.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +14,7 @@ import json
 import pytest
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_extension as ce
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
 
 
 def extension(generation=3, installed=None, progressing=None, bundle=None):

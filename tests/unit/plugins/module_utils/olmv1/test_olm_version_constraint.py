@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""olm/version_constraint.py: Masterminds/semver v3.4.0 constraints as operator-controller v1.5.1 applies them to
+"""olmv1/version_constraint.py: Masterminds/semver v3.4.0 constraints as operator-controller v1.5.1 applies them to
 spec.source.catalog.version, and the ClusterExtension CRD's validation of that field.
 
 The check and message tables are Masterminds/semver v3.4.0 constraints_test.go (duplicates dropped); the error
@@ -14,8 +14,8 @@ import time
 import pytest
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver as blang
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import version_constraint as vc
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.version_constraint import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import version_constraint as vc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.version_constraint import (
     Constraint,
     ConstraintError,
     FieldError,

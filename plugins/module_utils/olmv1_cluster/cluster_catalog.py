@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cluster glue of the olm_cluster_catalog module: apply or delete an OLM v1 ClusterCatalog and wait for catalogd.
 
-The pure rules (definition, verdict) are in ``olm/cluster_catalog.py``; the apply helper and its conflict handling
+The pure rules (definition, verdict) are in ``olmv1/cluster_catalog.py``; the apply helper and its conflict handling
 are shared with the CatalogSource glue.
 """
 
@@ -19,7 +19,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_catalog import (
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_catalog import (
     API_VERSION,
     KIND,
     VERDICT_FAILED,

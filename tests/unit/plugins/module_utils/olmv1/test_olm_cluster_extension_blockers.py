@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.cluster_extension import deletion_blockers
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_extension import deletion_blockers
 
 CRD = {"metadata": {"name": "kubev1demos.v1demo.kubeforge.io", "finalizers": ["customresourcecleanup.apiextensions.k8s.io"]}}
 

@@ -1,11 +1,11 @@
-"""olm/diagnose_v1.py: one table of ClusterExtension snapshots, each with the causes it must name (and a healthy one
+"""olmv1/diagnose.py: one table of ClusterExtension snapshots, each with the causes it must name (and a healthy one
 that names none). operator-controller's messages are those of v1.5.1 on the testbed (tests/integration/olmv1)."""
 
 import pytest
 from unit_testlib import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as dg
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose_v1 as dv1
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import diagnose as dv1
 
 NS = "kf-v1demo"
 

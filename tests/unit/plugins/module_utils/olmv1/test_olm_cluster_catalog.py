@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""ClusterCatalog definition and catalogd's verdict (olm/cluster_catalog.py)."""
+"""ClusterCatalog definition and catalogd's verdict (olmv1/cluster_catalog.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import cluster_catalog as cc
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
 
 DIGEST = "sha256:" + "a" * 64
 

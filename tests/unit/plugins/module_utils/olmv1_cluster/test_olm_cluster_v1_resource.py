@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""olm_cluster.cluster_catalog.olm_v1_resource names OLM v1 as missing only when discovery lacks its kind: a client
+"""olmv1_cluster.cluster_catalog.olm_v1_resource names OLM v1 as missing only when discovery lacks its kind: a client
 that cannot be made (an invalid kubeconfig, what the catalog_mirror role met) or a starting API server fails with its
 own error."""
 
@@ -10,7 +10,7 @@ from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, KindNotFoundError
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.cluster_catalog import olm_v1_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog import olm_v1_resource
 
 NOT_FOUND = KindNotFoundError("Failed to find exact match for olm.operatorframework.io/v1.ClusterCatalog by [kind, name, singularName, shortNames]")
 
