@@ -31,12 +31,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.canary.selecto
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.condition import UpgradeableSync, operator_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, api_error_message, api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline, monotonic
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import GUARD_FAILED, GuardFailed, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import TRANSIENT_SECONDS, Source, observe, transient_error
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 
 # Time-based decisions (canary_timeout, rollout_timeout, minReadySeconds) are re-checked this often without events.
 RECHECK_SECONDS = 2
@@ -250,7 +250,7 @@ class Rollout:
         patches are guarded by the generation (and the annotations), and deleting a pod twice is harmless."""
         if not transient_error(exc):
             return False
-        now = time.monotonic()
+        now = monotonic()
         if self.unreachable_since is None:
             self.unreachable_since = now
         return now - self.unreachable_since < TRANSIENT_SECONDS
@@ -395,7 +395,7 @@ def check_request(params):
 def run(client, params, check_mode):
     """Carry out the canary rollout ``params`` (the module's options) describe; returns the module result."""
     check_request(params)
-    started = time.monotonic()
+    timer = Deadline()
     rollout = Rollout(client, params, check_mode)
     before = get_object(client, rollout.ds_resource, rollout.name, rollout.namespace)
     if before is None:
@@ -416,7 +416,7 @@ def run(client, params, check_mode):
             ds, observed, action = _watch(rollout, params["wait_timeout"], before)
     except KubeforgeError as exc:
         rollout.send_events(last=True)
-        exc.result.setdefault("duration", seconds_since(started))
+        exc.result.setdefault("duration", timer.elapsed())
         if rollout.warnings:  # a failed run warns too (a single-node DaemonSet's canary halted it)
             exc.result.setdefault("warnings", list(rollout.warnings))
         raise
@@ -439,7 +439,7 @@ def run(client, params, check_mode):
         result = rollout.result(observed, action)
         result["changed"] = rollout.changed() or (resumed and action.kind == canary.DONE)
         after_view = _diff_view(get_object(client, rollout.ds_resource, rollout.name, rollout.namespace) or ds)
-    result["duration"] = seconds_since(started)
+    result["duration"] = timer.elapsed()
     if rollout.warnings:
         result["warnings"] = rollout.warnings
     if result["changed"]:

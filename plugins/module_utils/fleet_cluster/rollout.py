@@ -24,11 +24,12 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import r
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import rollout as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster import report as report_files
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster.targets import TargetError, target_class
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline, monotonic
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe, transient_error
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time, seconds_since
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time
 
 # The record's cause (the failing step's message) and olm_diagnose's summary, each bounded.
 CAUSE_MAX = 1000
@@ -117,7 +118,7 @@ def read_once(client, sources):
     return snapshot
 
 
-def run_gate(client, target, params, namespace, wanted, clock=time.monotonic):
+def run_gate(client, target, params, namespace, wanted, clock=monotonic):
     """Watch until the gate passes (``wanted``: the version, or the DaemonSet's images); raise ``GateFailed`` when it
     fails or does not pass in time."""
     owner, deployment_names, deployment_source = target.gate_sources()
@@ -172,7 +173,7 @@ class Turn:
     def __init__(self, module):
         self.module = module
         self.p = module.params
-        self.started = time.monotonic()
+        self.timer = Deadline()
         self.kind = self.p["kind"]
         self.target_value = self.p["images"] if self.kind == rec.KIND_DAEMONSET else self.p["version"]
         self.to_text = rec.target_text(self.kind, self.target_value)
@@ -209,7 +210,7 @@ class Turn:
             outcome,
             record=record or self.record,
             cause=cause,
-            duration=seconds_since(self.started),
+            duration=self.timer.elapsed(),
             came_from=(record or self.record or {}).get("from") or self.current,
             to=self.to_text,
         )
@@ -221,7 +222,7 @@ class Turn:
 
     def fail(self, outcome, message, changed=False, report_cause=None, **extra):
         self.report(outcome, report_cause or message)
-        self.result.update(extra, changed=changed, duration=seconds_since(self.started))
+        self.result.update(extra, changed=changed, duration=self.timer.elapsed())
         raise FleetError(f"{self.p['cluster']}: {message}", result=self.result)
 
     # -- steps -------------------------------------------------------------------------------------------------------
@@ -275,7 +276,7 @@ class Turn:
             action.message if action.kind in (core.REFUSE, core.BLOCKED) else None,
         )
         self.result["changed"] = action.kind in (core.START, core.RESUME, core.ACKNOWLEDGE)
-        self.result["duration"] = seconds_since(self.started)
+        self.result["duration"] = self.timer.elapsed()
         return self.result
 
     def write(self, **changes):
@@ -311,7 +312,7 @@ class Turn:
             self.failed(self.record.get("step"), exc, came_from)
         self.write(result=rec.SUCCEEDED, step=rec.STEP_DONE, finished=format_time(time.time()), cause=None)
         self.report(rec.SUCCEEDED)
-        self.result.update(changed=True, duration=seconds_since(self.started))
+        self.result.update(changed=True, duration=self.timer.elapsed())
         return self.result
 
     def failed(self, step, exc, came_from):
@@ -351,7 +352,7 @@ class Turn:
     def acknowledge(self, action):
         self.write(result=rec.ACKNOWLEDGED, acknowledged=format_time(time.time()))
         self.report(rec.ACKNOWLEDGED, self.record.get("cause"))
-        self.result.update(changed=True, msg=action.message, duration=seconds_since(self.started))
+        self.result.update(changed=True, msg=action.message, duration=self.timer.elapsed())
         return self.result
 
 
@@ -404,7 +405,7 @@ def execute(module):
             cause = f"the API server is unreachable: {excerpt(str(getattr(exc, 'msg', None) or exc))}"
             if module.check_mode:
                 turn.report("unreachable", cause)
-                turn.result.update(changed=False, reachable=False, warnings=[f"{turn.p['cluster']}: {cause}"], duration=seconds_since(turn.started))
+                turn.result.update(changed=False, reachable=False, warnings=[f"{turn.p['cluster']}: {cause}"], duration=turn.timer.elapsed())
                 return turn.result
             turn.fail("unreachable", cause)
         if isinstance(exc, (TargetError, InvalidInputError, K8sError)):
@@ -419,7 +420,7 @@ def execute(module):
         turn.fail(report_core.BLOCKED, action.message)
     if action.kind == core.SKIP:
         turn.report(report_core.SKIPPED)
-        turn.result.update(changed=False, msg=action.message, path=action.path, duration=seconds_since(turn.started))
+        turn.result.update(changed=False, msg=action.message, path=action.path, duration=turn.timer.elapsed())
         return turn.result
     if action.kind == core.ACKNOWLEDGE:
         return turn.acknowledge(action)

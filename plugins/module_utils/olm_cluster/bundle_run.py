@@ -26,6 +26,7 @@ from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply, ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
@@ -37,7 +38,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent as is_absent
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
@@ -231,7 +231,7 @@ def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns
         ready = not pod_result.changed and core.registry_pod_verdict(pod_result.after)[0] == core.VERDICT_READY
         address = core.pod_address(pod_result.after) if ready else spec(source).get("address")
     else:
-        address = core.pod_address(wait_registry_pod(cluster, ns, pod_name, deadline - time.monotonic()))
+        address = core.pod_address(wait_registry_pod(cluster, ns, pod_name, deadline.remaining()))
     definition = core.catalog_source(catalog, ns, bundle.package, address, annotations)
     changed, before, after = apply(cluster.client, cluster.resource("CatalogSource", V1ALPHA1), definition, force_conflicts=True)
     if source is None:
@@ -284,8 +284,7 @@ def present(module, bundle_dir, image=None, load_index=None):
     when no catalog is served yet (later runs extend the served catalog, which holds the index)."""
     p = module.params
     check_mode = module.check_mode
-    started = time.monotonic()
-    deadline = started + p["wait_timeout"]
+    deadline = Deadline(p["wait_timeout"])
     serve = p["serve"]
     if serve == SERVE_POD and p.get("catalog_address"):
         raise core.BundleRunError("catalog_address is only used with serve=address")
@@ -343,7 +342,7 @@ def present(module, bundle_dir, image=None, load_index=None):
     if check_mode and source is None and sub is None:
         result = predict_install(cluster, params, ns_exists)
     else:
-        result = install(cluster, params, check_mode, p["wait"], max(1, deadline - time.monotonic()))
+        result = install(cluster, params, check_mode, p["wait"], deadline.remaining(floor=1))
 
     install_diff = result.pop("diff", {}) or {}
     result["changed"] = bool(result.get("changed") or served["changed"])
@@ -358,7 +357,7 @@ def present(module, bundle_dir, image=None, load_index=None):
         catalog_digest=served["digest"],
         removed=served["removed"],
         index_image={"ref": index.ref, "digest": index.digest} if index is not None else None,
-        duration=seconds_since(started),
+        duration=deadline.elapsed(),
     )
     if not p["wait"] and not check_mode and result.get("installed_csv") != bundle.name:
         # the Subscription is Manual: without the wait nobody approves the InstallPlan
@@ -390,7 +389,7 @@ def absent(module, bundle_dir=None):
     ours = source is not None and core.is_ours(source)
     sub = find_subscription(cluster, ns, package)
     removed = {}
-    deadline = time.monotonic() + p["wait_timeout"]  # one deadline for the uninstall and the CatalogSource together
+    deadline = Deadline(p["wait_timeout"])  # one deadline for the uninstall and the CatalogSource together
     if (sub is not None and _from_catalog(sub, catalog, ns)) or (sub is None and ours):
         params = {"namespace": ns, "package": package, "subscription_name": name_of(sub) if sub else package, "delete_crds_and_data": p["delete_crds_and_data"]}
         removed.update(uninstall(cluster, params, module.check_mode, p["wait"], p["wait_timeout"])["removed"])
@@ -404,7 +403,7 @@ def absent(module, bundle_dir=None):
         delete_object(cluster.client, resource, catalog, ns)
         removed["catalog_source"] = catalog
         if p["wait"] and not module.check_mode:
-            watch_until(cluster.client, V1ALPHA1, "CatalogSource", catalog, ns, is_absent, max(0, deadline - time.monotonic()), resource=resource)
+            watch_until(cluster.client, V1ALPHA1, "CatalogSource", catalog, ns, is_absent, deadline.remaining(), resource=resource)
     elif source is not None:
         warnings.append(f"CatalogSource {ns}/{catalog} was not created by this module: left alone")
     removed.update(remove_stale_registry(cluster, ns, catalog))

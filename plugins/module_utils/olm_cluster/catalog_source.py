@@ -11,13 +11,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply_owned, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, public, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
     API_VERSION,
     KIND,
@@ -39,13 +38,12 @@ def _ref(params):
     return f"{params['namespace']}/{params['name']}"
 
 
-def _wait_settled(module, resource, result, started):
+def _wait_settled(module, resource, result, deadline):
     """Watch the CatalogSource until OLM's verdict settles. For an image catalog, look at OLM's registry pod every
     few seconds meanwhile: one that will not serve by itself fails the wait at once, with the container's reason."""
     p = module.params
-    deadline = started + p["wait_timeout"]
     while True:
-        remaining = max(0.0, deadline - time.monotonic())
+        remaining = deadline.remaining()
         window = min(REGISTRY_POD_CHECK_SECONDS, remaining) if p.get("image") else remaining
         try:
             return watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], settled, window, resource=resource)
@@ -56,21 +54,21 @@ def _wait_settled(module, resource, result, started):
                 pods = (
                     to_dict(module.resource("Pod", "v1").get(namespace=p["namespace"], label_selector=f"{REGISTRY_POD_LABEL}={p['name']}")).get("items") or []
                 )
-            if time.monotonic() < deadline:
+            if not deadline.expired():
                 problem = registry_pod_problem(pods)
                 if problem is None:
                     continue
                 reason, message = problem
                 raise K8sError(
                     f"CatalogSource {_ref(p)}: OLM's registry pod cannot serve the catalog ({reason}): {message}",
-                    result=dict(result, catalog_source=public(last), state=connection_state(last), duration=seconds_since(started)),
+                    result=dict(result, catalog_source=public(last), state=connection_state(last), duration=deadline.elapsed()),
                 ) from None
             verdict = catalog_source_verdict(last)[1]
             unscheduled = registry_pod_unscheduled(pods)
             raise K8sError(
                 f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}"
                 + (f"; {unscheduled}" if unscheduled else ""),
-                result=dict(result, catalog_source=public(last), state=connection_state(last), duration=seconds_since(started)),
+                result=dict(result, catalog_source=public(last), state=connection_state(last), duration=deadline.elapsed()),
             ) from None
 
 
@@ -104,10 +102,10 @@ def present(module):
     if module.check_mode or not p.get("wait"):
         return result
 
-    started = time.monotonic()
-    obj = _wait_settled(module, resource, result, started)
+    deadline = Deadline(p["wait_timeout"])
+    obj = _wait_settled(module, resource, result, deadline)
     status, message = catalog_source_verdict(obj)
-    result.update(catalog_source=public(obj), state=connection_state(obj), duration=seconds_since(started))
+    result.update(catalog_source=public(obj), state=connection_state(obj), duration=deadline.elapsed())
     if status == VERDICT_FAILED:
         raise K8sError(f"CatalogSource {_ref(p)} is not healthy: {message}", result=result)
     if status != VERDICT_READY:  # settled() only returns on ready or failed
@@ -124,7 +122,7 @@ def remove(module):
     if module._diff:
         result["diff"] = diff_view(before, None)
     if changed and p.get("wait") and not module.check_mode:
-        started = time.monotonic()
+        timer = Deadline()
         try:
             watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], absent, p["wait_timeout"], resource=resource)
         except ResourceTimeoutError as exc:
@@ -133,7 +131,7 @@ def remove(module):
                 result=dict(result, catalog_source=public(exc.last_object), duration=exc.duration),
             ) from None
         result["catalog_source"] = None
-        result["duration"] = seconds_since(started)
+        result["duration"] = timer.elapsed()
     return result
 
 

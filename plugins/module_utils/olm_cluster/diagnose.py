@@ -29,9 +29,9 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import metadata, name_of, spec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
@@ -280,7 +280,7 @@ def execute(module):
     for option in ("events", "log_lines"):
         if p[option] < 0:
             raise InvalidInputError(f"{option} must be 0 or more, not {p[option]}")
-    started = time.monotonic()
+    timer = Deadline()
     extension = p.get("cluster_extension")
     if extension:
         snapshot, notes = read_extension_snapshot(module.client, extension, p["events"])
@@ -320,5 +320,5 @@ def execute(module):
         result["changed"] = write_tarball(p["dest"], top, files, module.check_mode)
         result["dest"] = p["dest"]
         result["files"] = sorted(f"{top}/{name}" for name in files)
-    result["duration"] = seconds_since(started)
+    result["duration"] = timer.elapsed()
     return result

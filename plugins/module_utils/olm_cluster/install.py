@@ -15,17 +15,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import time
 
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import FIELD_MANAGER, apply, detect_openshift
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import POD_FAILURES, first_problem
 
@@ -169,7 +168,7 @@ class _Run:
                     raise self.fail(f"{mf.ref_text(ref)} does not roll out ({message}): {problem.message}")
             return None
 
-        remaining = max(1.0, self.deadline - time.monotonic())
+        remaining = self.deadline.remaining(floor=1.0)
         try:
             return observe(self.client, sources, on_change, remaining, on_timeout=lambda snapshot: {"last_object": snapshot["deployment"].get(ref.name)})
         except ResourceTimeoutError as exc:
@@ -181,7 +180,7 @@ class _Run:
     def wait(self, ref, resource=None):
         """Watch ``ref`` until its verdict settles; fail on ``failed`` or at the deadline."""
         verdict = mf.VERDICTS[ref.kind]
-        remaining = max(1.0, self.deadline - time.monotonic())
+        remaining = self.deadline.remaining(floor=1.0)
         try:
             obj = watch_until(self.client, ref.api_version, ref.kind, ref.name, ref.namespace, mf.settled(ref.kind), remaining, resource=resource)
         except ResourceTimeoutError as exc:
@@ -249,8 +248,8 @@ def execute(module, opener=open_url):
             raise K8sError(f"{message}. Not installing a second OLM; set force=true to apply the manifests anyway.", result=dict(result, changed=False))
         module.warn(f"{message}; applying the manifests anyway (force=true)")
 
-    run = _Run(module, result, time.monotonic() + p["wait_timeout"])
-    started = time.monotonic()
+    deadline = Deadline(p["wait_timeout"])
+    run = _Run(module, result, deadline)
 
     # 1. CRDs, then wait until every one is Established (the objects below need them), also with wait=false.
     for crd in plan.crds:
@@ -286,7 +285,7 @@ def execute(module, opener=open_url):
         for ref in plan.csvs:
             run.wait(ref)
     result = run.partial()
-    result["duration"] = seconds_since(started)
+    result["duration"] = deadline.elapsed()
     result["created"] = [_text(o) for o in run.objects if o["action"] == "created"]
     result["updated"] = [_text(o) for o in run.objects if o["action"] == "updated"]
     return result

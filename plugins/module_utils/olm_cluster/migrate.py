@@ -30,10 +30,10 @@ __metaclass__ = type
 
 import json
 import os
-import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, KubeforgeError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, apply, apply_owned, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, patch_object
@@ -733,7 +733,7 @@ def execute(module):
     """Entry point of the olm_migrate module."""
     p = module.params
     cluster = Cluster(module.client)
-    started = time.monotonic()
+    timer = Deadline()
     if p["state"] != ROLLED_BACK and not module.check_mode and not p["backup_dir"]:
         raise InvalidInputError(
             "backup_dir is required with state=migrated (the backup of every object the move touches is written there before the first "
@@ -744,5 +744,5 @@ def execute(module):
         result = roll_back(module, cluster, record)
     else:
         result = migrate(module, cluster, record)
-    result["duration"] = round(time.monotonic() - started, 3)
+    result["duration"] = timer.elapsed()
     return result

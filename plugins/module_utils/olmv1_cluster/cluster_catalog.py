@@ -11,13 +11,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply_owned, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, KindNotFoundError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import pruned_fields
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_catalog import (
     API_VERSION,
@@ -75,7 +74,7 @@ def present(module):
     if module.check_mode or not p.get("wait"):
         return result
 
-    started = time.monotonic()
+    timer = Deadline()
     try:
         obj = watch_until(module.client, API_VERSION, KIND, p["name"], None, settled, p["wait_timeout"], resource=resource)
     except ResourceTimeoutError as exc:
@@ -85,7 +84,7 @@ def present(module):
             result=dict(result, duration=exc.duration, **_facts(last)),
         ) from None
     verdict, message = cluster_catalog_verdict(obj)
-    result.update(_facts(obj), duration=seconds_since(started))
+    result.update(_facts(obj), duration=timer.elapsed())
     if verdict == VERDICT_FAILED:
         raise K8sError(f"catalogd cannot serve ClusterCatalog {p['name']}: {message}", result=result)
     return result
@@ -100,7 +99,7 @@ def remove(module):
     if module._diff:
         result["diff"] = diff_view(before, None)
     if changed and p.get("wait") and not module.check_mode:
-        started = time.monotonic()
+        timer = Deadline()
         try:
             watch_until(module.client, API_VERSION, KIND, p["name"], None, absent, p["wait_timeout"], resource=resource)
         except ResourceTimeoutError as exc:
@@ -108,7 +107,7 @@ def remove(module):
                 f"Timed out after {p['wait_timeout']}s waiting for ClusterCatalog {p['name']} to be deleted (catalogd removes its finalizer)",
                 result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
             ) from None
-        result.update(_facts(None), duration=seconds_since(started))
+        result.update(_facts(None), duration=timer.elapsed())
     return result
 
 

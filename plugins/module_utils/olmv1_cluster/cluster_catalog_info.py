@@ -16,7 +16,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ssl
-import time
 import urllib.request
 from urllib.parse import quote, urlsplit
 
@@ -24,8 +23,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_bytes
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import condition, name_of, spec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1_cluster.cluster_catalog import olm_v1_resource
@@ -100,7 +99,7 @@ def catalog_record(obj):
 def execute(module):
     """Entry point of the olm_cluster_catalog_info module."""
     p = module.params
-    started = time.monotonic()
+    timer = Deadline()
     resource = olm_v1_resource(module, cc.KIND)
     if p.get("name"):
         found = get_object(module.client, resource, p["name"])
@@ -124,7 +123,7 @@ def execute(module):
             if "contents_error" in record:
                 warnings.append(f"ClusterCatalog {record['name']}: contents {record['contents_error']}")
         records.append(record)
-    result = {"changed": False, "catalogs": records, "duration": seconds_since(started)}
+    result = {"changed": False, "catalogs": records, "duration": timer.elapsed()}
     if p.get("package") and p["contents"]:
         result["offered_by"] = [r["name"] for r in records if r.get("packages")]
     if p.get("name") and not catalogs:

@@ -22,16 +22,15 @@ __metaclass__ = type
 import os
 import shutil
 import tempfile
-import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, apply, apply_owned, diff_view, ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_params, registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_bundle, pull_image
@@ -318,7 +317,7 @@ def _facts(obj):
     }
 
 
-def _wait(cluster, params, resource, started, result):
+def _wait(cluster, params, resource, deadline, result):
     """Watch the ClusterExtension until operator-controller's verdict; returns ``(obj, retrying messages seen,
     catalogs serving)``. Whether every selected catalog is served is read again (one LIST) for each new resolution
     message while it was not: a catalog that finished unpacking makes "no bundles found" final."""
@@ -339,7 +338,7 @@ def _wait(cluster, params, resource, started, result):
                     state["failed_catalogs"][blocked] = why
         return ce.cluster_extension_verdict(obj, state["serving"], state["failed_catalogs"])[0] != ce.VERDICT_WAITING
 
-    remaining = max(1, params["wait_timeout"] - (time.monotonic() - started))
+    remaining = deadline.remaining(floor=1)
     try:
         obj = watch_until(cluster.client, ce.API_VERSION, ce.KIND, params["name"], None, verdict_reached, remaining, resource=resource)
     except ResourceTimeoutError as exc:
@@ -356,7 +355,7 @@ def present(module):
     p = module.params
     cluster = Cluster(module.client)
     resource = olm_v1_resource(module, ce.KIND)
-    started = time.monotonic()
+    deadline = Deadline(p["wait_timeout"])
     warnings = []
     existing = get_object(module.client, resource, p["name"])
     if existing is not None:
@@ -398,9 +397,9 @@ def present(module):
         result["diff"] = diff_view(before, after)
     if module.check_mode or not p.get("wait"):
         return result
-    obj, seen, state = _wait(cluster, p, resource, started, result)
+    obj, seen, state = _wait(cluster, p, resource, deadline, result)
     verdict, message = ce.cluster_extension_verdict(obj, state["serving"], state["failed_catalogs"])
-    result.update(_facts(obj), messages=seen, duration=seconds_since(started))
+    result.update(_facts(obj), messages=seen, duration=deadline.elapsed())
     if verdict == ce.VERDICT_FAILED:
         progressing = condition(obj, "Progressing") or {}
         raise ExtensionError(f"operator-controller cannot install ClusterExtension {p['name']} ({progressing.get('reason')}): {message}", result=result)
@@ -456,7 +455,7 @@ def remove(module):
         if module._diff:
             result["diff"] = diff_view(existing, None)
         if p.get("wait") and not module.check_mode:
-            started = time.monotonic()
+            timer = Deadline()
             try:
                 watch_until(module.client, ce.API_VERSION, ce.KIND, p["name"], None, absent, p["wait_timeout"], resource=resource)
             except ResourceTimeoutError as exc:
@@ -466,7 +465,7 @@ def remove(module):
                     + (f": {blockers}" if blockers else ""),
                     result=dict(result, duration=exc.duration, **_facts(exc.last_object)),
                 ) from None
-            result.update(_facts(None), duration=seconds_since(started))
+            result.update(_facts(None), duration=timer.elapsed())
     # the garbage collector, not the installer ServiceAccount, deletes what the extension installed
     result["changed"] |= remove_installer(cluster, p["name"])
     return result

@@ -8,13 +8,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access, custom
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import SCC_API, SCC_KIND
 
@@ -44,7 +43,7 @@ def scc_record(scc, rbac):
 
 def execute(module):
     """Entry point of the scc_info module."""
-    started = time.monotonic()
+    timer = Deadline()
     client, name = module.client, module.params.get("name")
     if name == "":
         raise KubeforgeError("name must not be empty (omit it to list every SCC)")
@@ -61,7 +60,7 @@ def execute(module):
     result = {
         "changed": False,
         "sccs": [scc_record(scc, rbac) for scc in sorted(sccs, key=lambda s: (s.get("metadata") or {}).get("name") or "")],
-        "duration": seconds_since(started),
+        "duration": timer.elapsed(),
     }
     if name and not sccs:
         result["warnings"] = [f"SecurityContextConstraints {name} does not exist"]
