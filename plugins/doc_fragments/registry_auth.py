@@ -73,3 +73,47 @@ notes:
     unless it is blocked; a mirror on another registry gets its credentials from the auth files, and C(ca_file) and
     C(validate_certs) apply to it too (C(insecure = true) turns its TLS verification off).
 """
+
+
+    # One option holding the registry access (a module that also talks to a cluster keeps it apart from the cluster's
+    # auth options); which registries, and when, is in each module's notes.
+    DICT_OPTION = r"""
+options:
+  registry_auth:
+    description:
+      - B(Registry access.) How the module reads the images it needs; which registries, and when, the module's notes say.
+    type: dict
+    suboptions:
+      username:
+        description:
+          - Username for the registries the module's notes name. Other registries get credentials from
+            O(registry_auth.docker_config) only.
+        type: str
+      password:
+        description:
+          - Password or token for O(registry_auth.username); never logged or returned.
+        type: str
+      docker_config:
+        description:
+          - Path of a docker C(config.json) with registry credentials, read like the docker CLI reads it.
+        type: path
+      ca_file:
+        description:
+          - PEM CA bundle to verify the registries' certificates, on top of the system trust store.
+        type: path
+      validate_certs:
+        description:
+          - Verify the registries' TLS certificates.
+        type: bool
+        default: true
+      plain_http:
+        description:
+          - Plain HTTP to loopback test registries.
+        type: bool
+        default: false
+      timeout:
+        description:
+          - Timeout in seconds of each registry request.
+        type: int
+        default: 60
+"""

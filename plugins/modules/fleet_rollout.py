@@ -59,6 +59,7 @@ description:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
+  - kubeforge.operators.registry_auth.dict_option
 attributes:
   check_mode:
     support: full
@@ -191,37 +192,6 @@ options:
         ClusterCatalogs offer where catalogd is not reached through the API server's service proxy (as
         M(kubeforge.operators.olm_cluster_catalog_info)'s option).
     type: path
-  registry_auth:
-    description:
-      - With O(kind=olm_v1), when M(kubeforge.operators.olm_cluster_extension) created the extension's installer
-        ServiceAccount - how the catalog and bundle images are read to derive its RBAC again for the new version, as
-        that module's O(kubeforge.operators.olm_cluster_extension#module:registry_auth).
-    type: dict
-    suboptions:
-      username:
-        description: Username for the registries of the selected ClusterCatalogs' images.
-        type: str
-      password:
-        description: Password or token for O(registry_auth.username); never logged or returned.
-        type: str
-      docker_config:
-        description: Path of a docker C(config.json) with credentials for the other registries.
-        type: path
-      ca_file:
-        description: PEM CA bundle to verify the registries' certificates, on top of the system trust store.
-        type: path
-      validate_certs:
-        description: Verify the registries' TLS certificates.
-        type: bool
-        default: true
-      plain_http:
-        description: Plain HTTP to loopback test registries.
-        type: bool
-        default: false
-      timeout:
-        description: Timeout in seconds of each registry request.
-        type: int
-        default: 60
   canary:
     description:
       - With O(kind=daemonset) - the pace and thresholds of the canary rollout (M(kubeforge.operators.daemonset_canary)'s
@@ -268,6 +238,10 @@ options:
       - This cluster's wave, instead of the one O(clusters) and O(serial) give.
     type: int
 notes:
+  - O(registry_auth) - With O(kind=olm_v1), when M(kubeforge.operators.olm_cluster_extension) created the extension's
+    installer ServiceAccount - how the catalog and bundle images are read to derive its RBAC again for the new
+    version, as that module's O(kubeforge.operators.olm_cluster_extension#module:registry_auth).
+    O(registry_auth.username) is for the registries of the selected ClusterCatalogs' images.
   - Run it once per cluster, with the cluster's kubeconfig and context (the inventory plugin sets them as host
     variables; C(module_defaults) of the group C(kubeforge.operators.operators) passes them to every module).
   - 'Permissions: those of the module that makes the change (M(kubeforge.operators.olm_operator),

@@ -92,36 +92,6 @@ options:
         O(index_image)), and together with O(registry_auth.docker_config).
     type: str
     version_added: 0.1.0
-  registry_auth:
-    description:
-      - How the module pulls O(bundle_image) and O(index_image) (refused without one of them).
-    type: dict
-    version_added: 0.1.0
-    suboptions:
-      username:
-        description: Username for the registry of O(bundle_image) and O(index_image).
-        type: str
-      password:
-        description: Password or token for O(registry_auth.username); never logged or returned.
-        type: str
-      docker_config:
-        description: Path of a docker C(config.json) with registry credentials.
-        type: path
-      ca_file:
-        description: PEM CA bundle to verify the registry's certificate, on top of the system trust store.
-        type: path
-      validate_certs:
-        description: Verify the registry's TLS certificate.
-        type: bool
-        default: true
-      plain_http:
-        description: Plain HTTP to loopback test registries.
-        type: bool
-        default: false
-      timeout:
-        description: Timeout in seconds of each registry request.
-        type: int
-        default: 60
   package:
     description:
       - Package name. Defaults to the bundle's annotation C(operators.operatorframework.io.bundle.package.v1); when
@@ -216,6 +186,7 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
   - kubeforge.operators.k8s_wait
+  - kubeforge.operators.registry_auth.dict_option
 attributes:
   check_mode:
     support: full
@@ -231,6 +202,8 @@ attributes:
   platform:
     platforms: posix
 notes:
+  - O(registry_auth) - How the module pulls O(bundle_image) and O(index_image) (refused without one of them).
+    O(registry_auth.username) is for the registry of O(bundle_image) and O(index_image).
   - The generated catalog is validated like C(opm validate) before it is served.
   - A catalog object (one bundle with its embedded manifests) larger than a ConfigMap (about 960 KiB of JSON)
     cannot be served with O(serve=pod); serve it with O(serve=address). operator-sdk compresses the catalog

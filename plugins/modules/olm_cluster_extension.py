@@ -123,45 +123,11 @@ options:
         are always applied as the module's own, whatever this option says.
     type: bool
     default: false
-  registry_auth:
-    description:
-      - How the module reads catalog and bundle images (only with O(create_service_account=true)).
-      - Refused without O(create_service_account=true) (it would have no effect).
-    type: dict
-    suboptions:
-      username:
-        description:
-          - Username for the registries of the selected ClusterCatalogs' images (and of bundle images on those
-            registries). Other registries get credentials from O(registry_auth.docker_config) only.
-        type: str
-      password:
-        description:
-          - Password or token for O(registry_auth.username); never logged or returned.
-        type: str
-      docker_config:
-        description:
-          - Path of a docker C(config.json) with credentials for the other registries.
-        type: path
-      ca_file:
-        description:
-          - PEM CA bundle to verify the registries' certificates, on top of the system trust store.
-        type: path
-      validate_certs:
-        description:
-          - Verify the registries' TLS certificates.
-        type: bool
-        default: true
-      plain_http:
-        description:
-          - Plain HTTP to loopback test registries.
-        type: bool
-        default: false
-      timeout:
-        description:
-          - Timeout in seconds of each registry request.
-        type: int
-        default: 60
 notes:
+  - O(registry_auth) - How the module reads catalog and bundle images, with O(create_service_account=true) only
+    (refused without it, where it would have no effect). O(registry_auth.username) is for the
+    registries of the selected ClusterCatalogs' images (and of bundle images on those registries). Other registries
+    get credentials from O(registry_auth.docker_config) only.
   - "The derived installer RBAC follows upstream's guide (docs/howto/derive-service-account.md): C(update) of the
     ClusterExtension's finalizers; C(create), C(list) and C(watch) of every kind the bundle installs (lists and watches
     are cluster-wide because operator-controller watches installed objects in all namespaces); C(get), C(update),
@@ -188,6 +154,7 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
   - kubeforge.operators.k8s_wait
+  - kubeforge.operators.registry_auth.dict_option
 attributes:
   check_mode:
     support: full

@@ -105,44 +105,10 @@ options:
       - Seconds to wait for the ClusterExtension to reach C(Installed), and for the CSV to be gone after its deletion.
     type: int
     default: 300
-  registry_auth:
-    description:
-      - How the module reads the ClusterCatalogs' images and the bundle image of the installed version.
-    type: dict
-    suboptions:
-      username:
-        description:
-          - Username for the registries of the ClusterCatalogs' images (and of bundle images on those registries).
-            Other registries get credentials from O(registry_auth.docker_config) only.
-        type: str
-      password:
-        description:
-          - Password or token for O(registry_auth.username); never logged or returned.
-        type: str
-      docker_config:
-        description:
-          - Path of a docker C(config.json) with credentials for the other registries.
-        type: path
-      ca_file:
-        description:
-          - PEM CA bundle to verify the registries' certificates, on top of the system trust store.
-        type: path
-      validate_certs:
-        description:
-          - Verify the registries' TLS certificates.
-        type: bool
-        default: true
-      plain_http:
-        description:
-          - Plain HTTP to loopback test registries.
-        type: bool
-        default: false
-      timeout:
-        description:
-          - Timeout in seconds of each registry request.
-        type: int
-        default: 60
 notes:
+  - O(registry_auth) - How the module reads the ClusterCatalogs' images and the bundle image of the installed version.
+    O(registry_auth.username) is for the registries of the ClusterCatalogs' images (and of bundle images on those
+    registries). Other registries get credentials from O(registry_auth.docker_config) only.
   - OLM v1 v1.5.1 installs registry+v1 bundles in C(AllNamespaces) mode only, resolves no dependencies and refuses
     APIServices and (without its alpha feature gates) webhooks; such operators stay on OLM v0.
   - operator-controller's Helm adoption overwrites every value of the bundle that differs on the cluster, which is why
@@ -157,6 +123,7 @@ seealso:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kubeforge.operators.k8s_auth
+  - kubeforge.operators.registry_auth.dict_option
 attributes:
   check_mode:
     support: full

@@ -25,6 +25,16 @@ def test_fragment_documents_exactly_the_argspec():
     assert spec["registry_password"]["no_log"] is True
 
 
+def test_dict_fragment_documents_exactly_the_registry_auth_suboptions():
+    documented = yaml.safe_load(ModuleDocFragment.DICT_OPTION)["options"]["registry_auth"]
+    spec = args.registry_auth_argspec()
+    assert documented["type"] == "dict"
+    assert list(documented["suboptions"]) == list(spec)
+    for name, option in spec.items():
+        assert documented["suboptions"][name]["type"] == option["type"]
+        assert documented["suboptions"][name].get("default") == option.get("default")
+
+
 def test_argspec_is_a_fresh_copy():
     spec = args.registry_argspec()
     spec["timeout"]["default"] = 1
