@@ -481,7 +481,7 @@ def test_catalog_without_the_version_refused_and_a_v1_failure_rolled_back(scenar
     print(f"the forced failure: {failed['msg']}")
 
     # OLM v0 works as before: Succeeded/AtLatestKnown, Automatic approval again, the same pod, the same data
-    poll_until(lambda: s.v0_state(), 60, 1, "OLM v0 Succeeded/AtLatestKnown after the rollback", until=lambda v: v == ("Succeeded", "AtLatestKnown"))
+    poll_until(s.v0_state, 60, 1, "OLM v0 Succeeded/AtLatestKnown after the rollback", until=lambda v: v == ("Succeeded", "AtLatestKnown"))
     assert s.subscription()["spec"]["installPlanApproval"] == approval
     assert seen.errors == [] and seen.pods == {pod[0]: 0} and seen.not_ready == [], (seen.errors, seen.pods, seen.not_ready)
     assert [e for e in seen.crd_events if e[0] in ("DELETED", "RELISTED-ABSENT") or e[2]] == [], seen.crd_events
@@ -543,7 +543,7 @@ def test_the_way_back_asked_for_after_a_killed_move_then_a_new_move(scenario, tm
         undone = mig.check(s.run("olm_migrate", back), "olm_migrate state=rolled_back")
     assert undone["changed"] is True and undone["rolled_back"] is True and undone["rollback"], undone
     assert undone["extension"] == {"name": s.extension, "installed_version": None}, undone["extension"]
-    poll_until(lambda: s.v0_state(), 60, 1, "OLM v0 Succeeded/AtLatestKnown after the way back", until=lambda v: v == ("Succeeded", "AtLatestKnown"))
+    poll_until(s.v0_state, 60, 1, "OLM v0 Succeeded/AtLatestKnown after the way back", until=lambda v: v == ("Succeeded", "AtLatestKnown"))
     assert s.subscription()["spec"]["installPlanApproval"] == "Automatic"
     assert seen.errors == [] and seen.pods == {pod[0]: 0} and seen.not_ready == [], (seen.errors, seen.pods, seen.not_ready)
     assert [e for e in seen.crd_events if e[0] in ("DELETED", "RELISTED-ABSENT") or e[2]] == [], seen.crd_events
