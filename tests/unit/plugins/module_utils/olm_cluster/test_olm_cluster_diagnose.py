@@ -121,7 +121,13 @@ EXITED = {"restartCount": 4, "state": {"terminated": {"exitCode": 1}}}
         # The kubelet's status still names a container its garbage collection removed: asked again after a pause.
         (WAITING, [GONE, GONE, "crashes on purpose"], [True, False, True], "crashes on purpose", 1),
         # ... a bounded number of times.
-        (WAITING, [GONE] * 6, [True, False] * 3, "(no log: unable to retrieve container logs for containerd://5d82b87d)", 2),
+        (
+            WAITING,
+            [GONE] * 2 * glue.LOG_ROUNDS,
+            [True, False] * glue.LOG_ROUNDS,
+            "(no log: unable to retrieve container logs for containerd://5d82b87d)",
+            glue.LOG_ROUNDS - 1,
+        ),
         # A node that serves no logs at all is not asked again.
         (WAITING, ["!no logs on a simulated node"] * 2, [True, False], "(no log: no logs on a simulated node)", 0),
     ],
