@@ -195,7 +195,12 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Creates and patches are sent as server-side dry runs; nothing is approved or waited for.
+    details:
+      - The module reads the cluster once, decides the writes a real run would make (namespace, OperatorGroup,
+        Subscription) and the InstallPlan it would approve first, and reports them without sending any; nothing is
+        approved or waited for. A real run executes the same decision, so both report the same objects.
+      - A package the catalog does not serve fails in check mode as in a real run; while the CatalogSource does
+        not exist or serves no package yet, the install is predicted, with a warning.
   diff_mode:
     support: full
   platform:
@@ -278,8 +283,8 @@ approved_install_plans:
 created:
   description:
     - What this run created - C(namespace), C(operator_group), C(subscription) (names).
-    - In check mode, what a real run would create (nothing is created); the diff then shows the OperatorGroup
-      (its C(targetNamespaces), so the install mode) and the Subscription it would create.
+    - In check mode, what a real run would create (nothing is created); the diff then shows the namespace, the
+      OperatorGroup (its C(targetNamespaces), so the install mode) and the Subscription it would create.
   returned: state is present
   type: dict
 namespace_labels:
@@ -307,8 +312,21 @@ duration:
       what it adds).
   returned: state is present, and in a failure
   type: float
+would_approve:
+  description:
+    - In check mode, the InstallPlan a real run would approve first (an upgrade with O(approval=Manual) whose
+      InstallPlan is pending) - C(install_plan), C(csvs) (the CSVs it carries) and C(message)
+      (V(would approve InstallPlan <name> (CSV <csv>\))). A real run approves one InstallPlan per upgrade step, so
+      a pinned O(version) more than one step ahead needs more than this one.
+  returned: in check mode, when an InstallPlan would be approved
+  type: dict
+  sample: {"install_plan": "install-abcde", "csvs": ["kube-demo.v0.0.2"], "message": "would approve InstallPlan install-abcde (CSV kube-demo.v0.0.2)"}
 diff:
-  description: The Subscription before and after (with C(--diff)).
+  description:
+    - With C(--diff), C(before) and C(after) of what the run changed (or, in check mode, would change) - C(subscription)
+      (C(apiVersion), C(kind), C(metadata) without server bookkeeping such as C(managedFields) and
+      C(resourceVersion), and C(spec); never the status OLM writes), C(namespace) and C(operator_group) when they
+      are created, C(namespace_labels) set, and C(install_plans) approved (C(approved) and C(csvs) of each).
   returned: when diff mode is on
   type: dict
 """

@@ -136,6 +136,19 @@ class CatalogReader:
             self.warnings.append(warning)
         return manifest
 
+    def package_names(self, source, source_namespace, namespace=None):
+        """The names of the packages ``source``/``source_namespace`` serves (its PackageManifests, as seen from
+        ``namespace``): empty while the catalog is not serving yet, None when the API cannot be read."""
+        resource = self._resource()
+        if resource is None:
+            return None
+        try:
+            manifests = list_objects(self.client, resource, namespace or self.namespace, label_selector=info.catalog_labels(source, source_namespace))
+        except K8sError as exc:
+            self._give_up(f"{exc} (HTTP {exc.status})" if exc.status else str(exc))
+            return None
+        return sorted({status(m).get("packageName") or metadata(m).get("name") for m in manifests} - {None})
+
 
 def _catalog_of(sub, source, source_namespace):
     """The catalog to look the package up in: the Subscription's, else the one given by the user."""

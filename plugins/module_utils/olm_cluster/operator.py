@@ -3,10 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Install, upgrade and uninstall one operator through OLM v0 on a cluster (the I/O around ``olm.operator``).
 
-``install(client, request, ...)`` makes the Subscription (and an OperatorGroup when the namespace has none), then
-watches the Subscription, InstallPlans, CSVs, ReplicaSets and pods of the namespace and acts on what
-``olm.operator.next_step`` decides. ``uninstall`` removes what an install made, in operator-sdk's order. The
-already-installed case costs two GETs (Subscription, CSV) and no watch.
+``install(cluster, params, ...)`` reads one snapshot (``observe_install``), lets ``olm.operator_plan.plan_install``
+decide the writes (namespace, OperatorGroup when the namespace has none, Subscription), executes them
+(``apply_writes``; check mode returns the plan instead), then watches the Subscription, InstallPlans, CSVs,
+ReplicaSets and pods of the namespace and acts on what ``olm.operator.next_step`` decides. ``uninstall`` removes
+what an install made, in operator-sdk's order. The already-installed case costs three GETs (Subscription, CSV,
+Namespace) and no watch.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,7 +20,6 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import cluster as k8s_cluster
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
     create_object,
@@ -33,7 +34,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe im
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time, seconds_since
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator_plan as plan
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
     REGISTRY_POD_LABEL,
     VERDICT_READY,
@@ -58,8 +61,8 @@ V1ALPHA1 = "operators.coreos.com/v1alpha1"
 V1 = "operators.coreos.com/v1"
 
 # Marks objects the module created, so that uninstall removes those and nothing else.
-CREATED_BY_LABEL = "operators.kubeforge.io/created-by"
-CREATED_BY = "kubeforge.operators.olm_operator"
+CREATED_BY_LABEL = plan.CREATED_BY_LABEL
+CREATED_BY = plan.CREATED_BY
 
 # How long a CSV may stay Failed/UnsupportedOperatorGroup after the module fixed the group it created.
 RETARGET_GRACE_SECONDS = 30
@@ -67,8 +70,8 @@ RETARGET_GRACE_SECONDS = 30
 RECHECK_SECONDS = 5
 
 
-class OperatorError(KubeforgeError):
-    """OLM reported a failure (or refused a step) while installing, upgrading or removing an operator."""
+# OLM reported a failure (or refused a step); defined beside the plan, which raises it before any write.
+OperatorError = plan.OperatorError
 
 
 class Cluster(k8s_cluster.Cluster):
@@ -97,74 +100,27 @@ def label_namespace(cluster, namespace, labels):
     """Set ``labels`` on an existing namespace (other labels kept); returns ``(the labels it changed, their values
     before)`` (``{}`` when none, or when the namespace does not exist yet: it is then created with them)."""
     current = cluster.get("Namespace", namespace, None, "v1")
-    if current is None or not labels:
-        return {}, {}
-    have = metadata(current).get("labels") or {}
-    changes = {key: value for key, value in labels.items() if have.get(key) != value}
+    changes, before = plan.namespace_label_changes(current, labels)
     if changes:
         patch_object(cluster.client, cluster.resource("Namespace", "v1"), namespace, {"metadata": {"labels": changes}})
-    return changes, {key: have.get(key) for key in changes}
+    return changes, before
 
 
 def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, name, extra_spec=None):
     """Use the namespace's one OperatorGroup or create one (with ``extra_spec``: upgradeStrategy, serviceAccountName,
     selector); returns ``(created, operator_group)``."""
     groups = cluster.list("OperatorGroup", namespace, V1)
-    if len(groups) > 1:
-        names = ", ".join(sorted(name_of(g) for g in groups))
-        raise OperatorError(
-            f"namespace {namespace} has {len(groups)} OperatorGroups ({names}); OLM installs nothing there (TooManyOperatorGroups). Remove all but one",
-            result={"reason": "TooManyOperatorGroups"},
-        )
-    if groups:
-        refuse_differing_group(groups[0], namespace, extra_spec)
-        if not (extra_spec or {}).get("selector"):
-            installmode.check_operator_group(groups[0], install_modes, namespace, target_namespaces)
+    definition = plan.operator_group_to_create(groups, namespace, install_modes, target_namespaces, name, extra_spec)
+    if definition is None:
         return False, groups[0]
-    definition = new_operator_group(namespace, name, install_modes, target_namespaces, extra_spec)
     result = create_object(cluster.client, cluster.resource("OperatorGroup", V1), definition)
     return True, result.after or definition
-
-
-def refuse_differing_group(group, namespace, extra_spec):
-    """Raise ``OperatorError`` when the namespace's OperatorGroup differs from the fields ``extra_spec`` asks for."""
-    differences = installmode.operator_group_spec_differences(group, extra_spec)
-    if differences:
-        raise OperatorError(
-            f"OperatorGroup {name_of(group)} in {namespace} has {'; '.join(differences)}; it is shared by every operator in "
-            "its namespace, so change it explicitly or install into another namespace",
-            result={"reason": "OperatorGroupDiffers"},
-        )
-
-
-def new_operator_group(namespace, name, install_modes, target_namespaces, extra_spec=None):
-    """The OperatorGroup the module creates: targets from the install modes (or a ``selector`` in ``extra_spec``)."""
-    targets = None if (extra_spec or {}).get("selector") else installmode.choose_targets(install_modes, namespace, target_namespaces)
-    return operator_group_definition(namespace, name, targets, extra_spec)
-
-
-def operator_group_definition(namespace, name, targets, extra_spec=None):
-    """An OperatorGroup: ``targets`` as its targetNamespaces (none: AllNamespaces, or what a selector picks)."""
-    group_spec = dict(extra_spec or {})
-    if targets:
-        group_spec["targetNamespaces"] = targets
-    return {
-        "apiVersion": V1,
-        "kind": "OperatorGroup",
-        "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
-        "spec": group_spec,
-    }
 
 
 def ensure_subscription(cluster, namespace, name, wanted_spec, existing):
     """Create the Subscription or merge-patch the fields that differ; returns ``(changed, before, after)``."""
     if existing is None:
-        definition = {
-            "apiVersion": V1ALPHA1,
-            "kind": "Subscription",
-            "metadata": {"name": name, "namespace": namespace, "labels": {CREATED_BY_LABEL: CREATED_BY}},
-            "spec": {k: v for k, v in wanted_spec.items() if v != {}},
-        }
+        definition = plan.new_subscription(namespace, name, wanted_spec)
         result = create_object(cluster.client, cluster.resource("Subscription"), definition)
         return True, None, result.after or definition
     changes = olm.subscription_changes(existing, wanted_spec)
@@ -321,158 +277,136 @@ def refuse_ineffective_options(params):
         )
 
 
-def install(cluster, params, check_mode, wait, timeout):
-    """Make ``params`` (the module's options) true on the cluster; returns the module result."""
+def observe_install(cluster, params):
+    """The one snapshot ``operator_plan.plan_install`` decides from: the Subscription and its installed CSV, the
+    namespace and (when needed) its OperatorGroups, the CatalogSource and the package's PackageManifest (a new
+    Subscription, or a version to resolve), and for a Manual upgrade that is not done the InstallPlans and CSVs."""
     ns, package = params["namespace"], params["package"]
     sub_name = params.get("subscription_name") or package
     catalog, catalog_ns = params["catalog"], params.get("catalog_namespace") or ns
-    version = params.get("version")
-    approval = params.get("approval") or olm.AUTOMATIC
-    by_csv_name = params.get("starting_csv") if not version else None
-    refuse_ineffective_options(params)
-    group_spec = params.get("operator_group_spec") or {}
-    try:
-        installmode.check_operator_group_spec(group_spec, params.get("target_namespaces"))
-    except installmode.InstallModeError as exc:
-        raise OperatorError(str(exc)) from exc
-    ns_labels = params.get("namespace_labels") or {}
-    desired = olm.Desired(package, ns, sub_name, version, approval, params.get("approve_dependencies", True))
-    started = time.monotonic()
-
     existing = cluster.get("Subscription", sub_name, ns)
     if existing is not None and spec(existing).get("name") != package:
-        raise OperatorError(f"Subscription {ns}/{sub_name} subscribes to package {spec(existing).get('name')}, not {package}")
-    wanted = olm.subscription_spec(dict(params, catalog=catalog, catalog_namespace=catalog_ns, approval=approval))
+        return plan.Observation(subscription=existing)  # refused by the plan: nothing else to read
     installed = installed_csv(cluster, existing)
-    if existing is not None and (group_spec or params.get("target_namespaces") is not None):
-        # the targets and extra spec asked for are checked on every run, not only when the Subscription is created
-        for group in cluster.list("OperatorGroup", ns, V1)[:1]:
-            refuse_differing_group(group, ns, group_spec)
-            try:
-                installmode.check_operator_group(group, None, ns, params.get("target_namespaces"))
-            except installmode.InstallModeError as exc:
-                raise OperatorError(str(exc), result={"reason": "OperatorGroupDiffers"}) from exc
-    labelled, labels_before = label_namespace(cluster, ns, ns_labels)
-    settled = olm.reached(desired, existing, installed) and (not by_csv_name or name_of(installed) == by_csv_name)
-    if existing is not None and not olm.subscription_changes(existing, wanted) and settled:
-        return _result(bool(labelled), existing, installed, [], {}, started, before=existing, labelled=labelled, labels_before=labels_before)
-
-    # A caller that read the bundle itself (olm_bundle_run) passes starting_csv and install_modes: no catalog lookup.
-    known_modes = params.get("install_modes")
-    manifest, warnings = None, []
-    if (existing is None or version or by_csv_name) and not (params.get("starting_csv") and known_modes is not None):
+    namespace = cluster.get("Namespace", ns, None, "v1")
+    groups = None
+    if namespace is not None and (existing is None or plan.needs_group_check(params, existing)):
+        groups = cluster.list("OperatorGroup", ns, V1)
+    if plan.is_settled(params, existing, installed):
+        return plan.Observation(existing, installed, namespace, groups)
+    source = cluster.get("CatalogSource", catalog, catalog_ns) if existing is None else None
+    manifest, packages, warnings = None, None, []
+    if plan.needs_catalog(params, existing):
         reader = CatalogReader(cluster.client, ns)
         manifest = reader.package_manifest(package, catalog, catalog_ns)
+        if manifest is None and existing is None and source is not None:
+            # is the catalog serving, and without this package? (not serving yet: the install is predicted)
+            packages = reader.package_names(catalog, catalog_ns)
         warnings = reader.warnings
-    channel = params.get("channel") or spec(existing).get("channel")
-    desired = desired._replace(versions=olm.channel_versions(manifest, channel))
-    if by_csv_name:
-        version = _version_of_csv(desired.versions, by_csv_name, package, channel, manifest, warnings)
-        desired = desired._replace(version=version)
-    if version and existing is None:
-        try:
-            wanted["startingCSV"] = params.get("starting_csv") or olm.csv_for_version(manifest, params.get("channel"), package, version)
-        except ValueError as exc:
-            raise OperatorError(str(exc)) from exc
-    install_modes = known_modes if known_modes is not None else olm.install_modes_of(manifest, params.get("channel"))
-    if not wait and not check_mode and installed is not None and (version or by_csv_name) and approval != olm.AUTOMATIC and not settled:
-        # a pinned move of an installed operator happens only by approving its InstallPlan, which needs the wait
-        raise OperatorError(
-            f"{'version' if version else 'starting_csv'} moves the installed {name_of(installed)} only by approving an InstallPlan, "
-            "which the module does while waiting: with wait=false nothing would change; set wait=true"
-        )
+    plans = csvs = None
+    if existing is not None and (params.get("approval") or olm.AUTOMATIC) != olm.AUTOMATIC:
+        plans = {name_of(p): p for p in cluster.list("InstallPlan", ns)}
+        csvs = {name_of(c): c for c in cluster.list("ClusterServiceVersion", ns) if not is_copied_csv(c)}
+    return plan.Observation(existing, installed, namespace, groups, source, manifest, packages, plans, csvs, warnings, time.time())
 
-    if existing is None:
-        source = cluster.get("CatalogSource", catalog, catalog_ns)
-        if source is None and check_mode:
-            # Check mode of a play that creates the catalog first: that step was only a dry run.
-            warnings.append(f"CatalogSource {catalog_ns}/{catalog} does not exist (yet): the install is predicted, not checked against OLM")
-            created = {"subscription": sub_name}
-            return _result(True, None, None, [], created, started, warnings=warnings)
-        if source is None:
-            raise OperatorError(f"CatalogSource {catalog_ns}/{catalog} does not exist")
-        verdict, message = catalog_source_verdict(source)
-        if verdict == "failed":
-            raise OperatorError(f"CatalogSource {catalog_ns}/{catalog} is unhealthy: {message}", result={"reason": "CatalogSourceUnhealthy"})
 
-    created, new_group = {}, None
-    if existing is None:
-        if ensure_namespace(cluster, ns, ns_labels):
-            created["namespace"] = ns
-            labelled = dict(ns_labels)
-            if check_mode:
-                # Nothing can be dry-run inside a namespace that does not exist yet: predict the rest.
-                new_group = new_operator_group(ns, params.get("operator_group_name") or ns, install_modes, params.get("target_namespaces"), group_spec)
-                created.update(operator_group=name_of(new_group), subscription=sub_name)
-                predicted = {"apiVersion": V1ALPHA1, "kind": "Subscription", "metadata": {"name": sub_name, "namespace": ns}, "spec": wanted}
-                return _result(True, predicted, None, [], created, started, new_group=new_group, labelled=labelled)
-        og_created, group = ensure_operator_group(
-            cluster, ns, install_modes, params.get("target_namespaces"), params.get("operator_group_name") or ns, group_spec
-        )
-        if og_created:
-            created["operator_group"] = name_of(group)
-            new_group = group
-    changed, before, after = ensure_subscription(cluster, ns, sub_name, wanted, existing)
-    if existing is None:
-        created["subscription"] = sub_name
+def apply_writes(cluster, planning):
+    """Execute the plan's writes in order; returns ``(created, new OperatorGroup, Subscription after)``."""
+    created, new_group, after = dict(planning.created), planning.new_group, planning.subscription_after
+    for write in planning.writes:
+        resource = cluster.resource(write.kind, write.api_version)
+        if write.verb == "patch":
+            result = patch_object(cluster.client, resource, write.name, write.body, write.namespace)
+            if write.kind == "Subscription":
+                after = result.after
+            continue
+        result = create_object(cluster.client, resource, write.body)
+        if write.kind == "Namespace" and not result.changed:
+            created.pop("namespace", None)  # made by someone else meanwhile
+        elif write.kind == "OperatorGroup":
+            new_group = result.after or write.body
+        elif write.kind == "Subscription":
+            after = result.after or write.body
+    return created, new_group, after
 
+
+def install(cluster, params, check_mode, wait, timeout):
+    """Make ``params`` (the module's options) true on the cluster; returns the module result.
+
+    Reads one snapshot (``observe_install``), decides the writes (``operator_plan.plan_install``, pure), executes them
+    (not in check mode, which reports the plan), then waits for OLM, approving the InstallPlans ``next_step`` allows.
+    """
+    refuse_ineffective_options(params)
+    plan.validate(params)
+    params = dict(params, approval=params.get("approval") or olm.AUTOMATIC)
+    started = time.monotonic()
+    observation = observe_install(cluster, params)
+    planning = plan.plan_install(params, observation, check_mode, wait)
+    existing, installed = observation.subscription, observation.installed
+    labels = {"labelled": planning.labelled, "labels_before": planning.labels_before}
+    if planning.settled:
+        if not check_mode:
+            apply_writes(cluster, planning)
+        return _result(bool(planning.labelled), existing, installed, [], {}, started, before=existing, **labels)
+
+    if check_mode:
+        created, new_group, after = planning.created, planning.new_group, planning.subscription_after
+    else:
+        created, new_group, after = apply_writes(cluster, planning)
+    common = {"before": existing, "warnings": planning.warnings, "new_group": new_group, "namespace": _created_namespace(planning, created)}
     if check_mode or not wait:
         # Without waiting, installing or upgrading is still a change the cluster will make.
-        upgrade = not olm.reached(desired, after, installed)
-        return _result(
-            changed or upgrade or bool(created) or bool(labelled),
-            after,
-            installed,
-            [],
-            created,
-            started,
-            before=before,
-            warnings=warnings,
-            new_group=new_group,
-            labelled=labelled,
-            labels_before=labels_before,
-        )
+        upgrade = not olm.reached(planning.desired, after, installed)
+        approval = planning.approval if check_mode else None
+        return _result(bool(planning.writes) or upgrade, after, installed, [], created, started, approval=approval, **common, **labels)
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
+    group_spec = params.get("operator_group_spec") or {}
     retargetable = created.get("operator_group") if params.get("target_namespaces") is None and not group_spec.get("selector") else None
-    observed, done_csv, approved = wait_installed(cluster, desired, catalog, catalog_ns, timeout, created_group=retargetable, notes=warnings)
-    sub = observed.subscription
-    installed = observed.csvs.get(done_csv)
+    catalog, catalog_ns = params["catalog"], params.get("catalog_namespace") or params["namespace"]
+    observed, done_csv, approved = wait_installed(cluster, planning.desired, catalog, catalog_ns, timeout, created_group=retargetable, notes=planning.warnings)
     return _result(
-        bool(changed or approved or created or labelled),
-        sub,
-        installed,
+        bool(planning.writes or approved),
+        observed.subscription,
+        observed.csvs.get(done_csv),
         approved,
         created,
         started,
-        before=before,
         observed=observed,
-        warnings=warnings,
-        new_group=new_group,
-        labelled=labelled,
-        labels_before=labels_before,
+        **common,
+        **labels,
     )
 
 
-def _version_of_csv(versions, csv_name, package, channel, manifest, warnings):
-    """The version of ``csv_name`` in the channel's entries ({CSV name: version}); an error naming the entries when
-    the channel does not list it. When the catalog cannot be asked (no PackageManifest yet, or none served), the
-    version of a conventional name ``<package>.v<version>`` (OLM's resolution then checks it), else an error."""
-    if manifest is None or not versions:
-        prefix = f"{package}.v"
-        if csv_name.startswith(prefix) and len(csv_name) > len(prefix):
-            warnings.append(f"starting_csv {csv_name}: the catalog does not list the channel's versions; version taken from the name")
-            return csv_name[len(prefix) :]
-        raise OperatorError(
-            f"starting_csv {csv_name}: the catalog does not list the versions of {package} and the name is not {prefix}<version>; set version instead"
-        )
-    if csv_name not in versions or not versions[csv_name]:
-        listed = ", ".join(sorted(versions)) or "none"
-        raise OperatorError(f"starting_csv {csv_name} is not in channel {channel or 'default'} of package {package} (CSVs: {listed})")
-    return versions[csv_name]
+def _created_namespace(planning, created):
+    """The Namespace the plan creates (its definition), when it was (or, in check mode, would be) created."""
+    if "namespace" not in created:
+        return None
+    return next((w.body for w in planning.writes if w.verb == "create" and w.kind == "Namespace"), None)
 
 
-def _result(changed, sub, csv, approved, created, started, before=None, observed=None, warnings=(), new_group=None, labelled=None, labels_before=None):
+def diff_side(obj):
+    """An object as a diff shows it: kind, metadata without server bookkeeping, and spec (no status: OLM's noise)."""
+    if not obj:
+        return {}
+    side = {key: obj[key] for key in ("apiVersion", "kind") if key in obj}
+    side["metadata"] = (normalize({"metadata": metadata(obj)}) or {}).get("metadata") or {}
+    if "spec" in obj:
+        side["spec"] = obj["spec"]
+    return side
+
+
+def _install_plan_diff(csvs_by_plan):
+    """``{name: {"approved": ..., "csvs": [...]}}`` before and after approving the InstallPlans (``{name: CSVs}``)."""
+    before = {n: {"approved": False, "csvs": list(csvs)} for n, csvs in csvs_by_plan.items()}
+    after = {n: dict(v, approved=True) for n, v in before.items()}
+    return before, after
+
+
+def _result(changed, sub, csv, approved, created, started, **extra):
+    """The module result; ``extra``: before (the Subscription before), observed (after a wait), warnings, new_group
+    and namespace (created, or would be), labelled / labels_before (namespace labels), approval (check mode: the
+    InstallPlan the wait would approve first)."""
     st = status(sub)
     result = {
         "changed": changed,
@@ -486,20 +420,30 @@ def _result(changed, sub, csv, approved, created, started, before=None, observed
         "created": created,
         "duration": seconds_since(started),
     }
+    labelled, observed, approval = extra.get("labelled"), extra.get("observed"), extra.get("approval")
     if labelled:
         result["namespace_labels"] = dict(labelled)
     if observed is not None:
         result["state"] = olm.summary(observed)
-    after = {"subscription": normalize(sub)}
-    if new_group is not None:
+    before = {"subscription": diff_side(extra["before"])} if extra.get("before") else {}
+    after = {"subscription": diff_side(sub)}
+    if extra.get("namespace") is not None:
+        after["namespace"] = extra["namespace"]
+    if extra.get("new_group") is not None:
         # The OperatorGroup fixes the install mode (its targetNamespaces): a diff without it hides that.
-        after["operator_group"] = normalize(new_group)
-    result["diff"] = {"before": {"subscription": normalize(before)} if before else {}, "after": after}
+        after["operator_group"] = diff_side(extra["new_group"])
     if labelled:  # the namespace's labels the run set, and what they were (None: not set)
-        result["diff"]["before"]["namespace_labels"] = dict(labels_before or {})
+        before["namespace_labels"] = dict(extra.get("labels_before") or {})
         after["namespace_labels"] = dict(labelled)
-    if warnings:
-        result["warnings"] = list(warnings)
+    if approval is not None:
+        result["would_approve"] = approval
+        before["install_plans"], after["install_plans"] = _install_plan_diff({approval["install_plan"]: approval["csvs"]})
+    elif approved and observed is not None:
+        plans = observed.installplans or {}
+        before["install_plans"], after["install_plans"] = _install_plan_diff({n: ipl.plan_csvs(plans.get(n) or {}) for n in approved})
+    result["diff"] = {"before": before, "after": after}
+    if extra.get("warnings"):
+        result["warnings"] = list(extra["warnings"])
     return result
 
 
@@ -531,7 +475,7 @@ def uninstall(cluster, params, check_mode, wait, timeout):
         # to 63 characters). A package name that cannot be a label name was never installed by OLM: nothing to find
         # (and the selector would be refused).
         key = olm.component_label_key(package, ns)
-        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=key) if key and LABEL_NAME.match(key[len(olm.COMPONENT_LABEL_PREFIX):]) else []
+        labelled = cluster.list("ClusterServiceVersion", ns, label_selector=key) if key and LABEL_NAME.match(key[len(olm.COMPONENT_LABEL_PREFIX) :]) else []
         csv_names = [name_of(c) for c in labelled if not is_copied_csv(c)]
     csvs = [c for c in (cluster.get("ClusterServiceVersion", n, ns) for n in dict.fromkeys(csv_names)) if c is not None]
 
