@@ -24,8 +24,3 @@ def parse_time(value):
 def format_time(epoch):
     """RFC 3339 UTC (``2026-11-23T15:33:10Z``) of epoch seconds."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))
-
-
-def seconds_since(started):
-    """Seconds since ``started`` (a ``time.monotonic()`` reading), to the millisecond: the ``duration`` of results."""
-    return round(time.monotonic() - started, 3)

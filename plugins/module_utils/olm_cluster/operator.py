@@ -20,6 +20,7 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import cluster as k8s_cluster
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
     create_object,
@@ -32,7 +33,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects im
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time, seconds_since
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installplan as ipl
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
@@ -235,8 +236,9 @@ def wait_installed(cluster, desired, catalog, catalog_namespace, timeout, progre
             return observed, action.target
         if action.kind == olm.FAIL and created_group and action.reason == "UnsupportedOperatorGroup":
             if "retargeted" not in state and retarget_operator_group(cluster, ns, created_group, action, observed):
-                state["retargeted"] = time.monotonic()
-            if time.monotonic() - state.get("retargeted", 0) < RETARGET_GRACE_SECONDS:
+                state["retargeted"] = Deadline(RETARGET_GRACE_SECONDS)
+            grace = state.get("retargeted")
+            if grace is not None and not grace.expired():
                 return None  # OLM moves the CSV back to Pending once it sees the fixed group
         if action.kind == olm.FAIL:
             result = olm.summary(observed)
@@ -339,7 +341,7 @@ def install(cluster, params, check_mode, wait, timeout):
     refuse_ineffective_options(params)
     plan.validate(params)
     params = dict(params, approval=params.get("approval") or olm.AUTOMATIC)
-    started = time.monotonic()
+    timer = Deadline()
     observation = observe_install(cluster, params)
     planning = plan.plan_install(params, observation, check_mode, wait)
     existing, installed = observation.subscription, observation.installed
@@ -347,7 +349,7 @@ def install(cluster, params, check_mode, wait, timeout):
     if planning.settled:
         if not check_mode:
             apply_writes(cluster, planning)
-        return _result(bool(planning.labelled), existing, installed, [], {}, started, before=existing, **labels)
+        return _result(bool(planning.labelled), existing, installed, [], {}, timer, before=existing, **labels)
 
     if check_mode:
         created, new_group, after = planning.created, planning.new_group, planning.subscription_after
@@ -358,7 +360,7 @@ def install(cluster, params, check_mode, wait, timeout):
         # Without waiting, installing or upgrading is still a change the cluster will make.
         upgrade = not olm.reached(planning.desired, after, installed)
         approval = planning.approval if check_mode else None
-        return _result(bool(planning.writes) or upgrade, after, installed, [], created, started, approval=approval, **common, **labels)
+        return _result(bool(planning.writes) or upgrade, after, installed, [], created, timer, approval=approval, **common, **labels)
 
     # A group created without knowing the install modes may be retargeted once the CSV shows them.
     group_spec = params.get("operator_group_spec") or {}
@@ -371,7 +373,7 @@ def install(cluster, params, check_mode, wait, timeout):
         observed.csvs.get(done_csv),
         approved,
         created,
-        started,
+        timer,
         observed=observed,
         **common,
         **labels,
@@ -403,7 +405,7 @@ def _install_plan_diff(csvs_by_plan):
     return before, after
 
 
-def _result(changed, sub, csv, approved, created, started, **extra):
+def _result(changed, sub, csv, approved, created, timer, **extra):
     """The module result; ``extra``: before (the Subscription before), observed (after a wait), warnings, new_group
     and namespace (created, or would be), labelled / labels_before (namespace labels), approval (check mode: the
     InstallPlan the wait would approve first)."""
@@ -418,7 +420,7 @@ def _result(changed, sub, csv, approved, created, started, **extra):
         "phase": status(csv).get("phase") if csv else None,
         "approved_install_plans": list(approved),
         "created": created,
-        "duration": seconds_since(started),
+        "duration": timer.elapsed(),
     }
     labelled, observed, approval = extra.get("labelled"), extra.get("observed"), extra.get("approval")
     if labelled:
@@ -458,7 +460,7 @@ def uninstall(cluster, params, check_mode, wait, timeout):
     """
     ns, package = params["namespace"], params["package"]
     sub_name = params.get("subscription_name") or package
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     wait = wait and not check_mode
     removed = {}
     sub = cluster.get("Subscription", sub_name, ns)
@@ -534,7 +536,7 @@ def _remove_cluster_leftovers(cluster, csv_names):
 
 
 def _wait_gone(cluster, kind, api_version, name, namespace, deadline, resource):
-    watch_until(cluster.client, api_version, kind, name, namespace, absent, max(0.0, deadline - time.monotonic()), resource=resource)
+    watch_until(cluster.client, api_version, kind, name, namespace, absent, deadline.remaining(), resource=resource)
 
 
 def _removable_operator_group(cluster, ns, sub_name, csv_names):
@@ -602,12 +604,12 @@ def execute(module):
         params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
     refuse_ineffective_options(params)
     cluster = Cluster(module.client)
-    started = time.monotonic()
+    timer = Deadline()
     try:
         if params["state"] == "absent":
             return uninstall(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
         return install(cluster, params, module.check_mode, params["wait"], params["wait_timeout"])
     except KubeforgeError as exc:
         # how long the run took until it failed (a role's report says it, and what it adds to that)
-        exc.result.setdefault("duration", seconds_since(started))
+        exc.result.setdefault("duration", timer.elapsed())
         raise
