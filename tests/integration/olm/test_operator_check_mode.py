@@ -41,18 +41,6 @@ def serving(custom, namespace):
     )
 
 
-@pytest.fixture(name="operator_ns")
-def fixture_operator_ns(catalog_ns, api):
-    """A namespace the module creates (deleted afterwards)."""
-    name = f"{catalog_ns}-op"[:63]
-    yield name
-    try:
-        client.CoreV1Api(api).delete_namespace(name)
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
-
-
 def test_a_fresh_install_in_a_new_namespace_creates_what_check_mode_said(run_module, kubeconfig, catalog_ns, operator_ns, custom, api):
     """The namespace, its OperatorGroup and the Subscription: check mode names and shows all three, creates none;
     the real run creates exactly them. (OLM resolves only from the Subscription's own or the global catalog

@@ -12,18 +12,6 @@ pytestmark = pytest.mark.testbed
 FAIL_FORWARD = "TechPreviewUnsafeFailForward"
 
 
-@pytest.fixture
-def operator_ns(catalog_ns, api):
-    """A namespace the module creates (deleted afterwards)."""
-    name = f"{catalog_ns}-op"[:63]
-    yield name
-    try:
-        client.CoreV1Api(api).delete_namespace(name)
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
-
-
 def test_extra_operator_group_spec_and_namespace_labels(run_module, kubeconfig, catalog_ns, custom, api):
     params = dict(
         kubeconfig=kubeconfig,
