@@ -168,13 +168,14 @@ def plan_install(params, observation, check_mode=False, wait=True):
 
     manifest = obs.manifest
     if existing is None and manifest is None and obs.catalog_packages and package not in obs.catalog_packages:
-        # the catalog serves its packages, and not this one: OLM would only say ConstraintsNotSatisfiable
+        # the catalog serves its packages, and not this one: said before any write, under the reason OLM would give
+        # (ConstraintsNotSatisfiable) after resolving
         listed = sorted(obs.catalog_packages)
         more = f", and {len(listed) - LISTED_PACKAGES} more" if len(listed) > LISTED_PACKAGES else ""
         raise OperatorError(
             f"package {package} is not in CatalogSource {catalog_ns}/{catalog} (its packages: {', '.join(listed[:LISTED_PACKAGES])}{more}); "
             "OLM would fail to resolve the Subscription (ConstraintsNotSatisfiable)",
-            result={"reason": "PackageNotInCatalog"},
+            result={"reason": "ConstraintsNotSatisfiable"},
         )
     if check_mode and existing is None and manifest is None and obs.catalog_packages == []:
         warnings.append(f"CatalogSource {catalog_ns}/{catalog} serves no package (yet): the install is predicted, not checked against the catalog")

@@ -175,14 +175,32 @@ def test_uninstall_leaves_nothing_it_created(run_module, kubeconfig, catalog_ns,
     assert operator(run_module, kubeconfig, ns, state="absent")["changed"] is False
 
 
-def test_unknown_package_fails_fast_with_olm_reason(run_module, kubeconfig, catalog_ns):
+def test_unknown_package_fails_fast_with_olm_reason(run_module, kubeconfig, catalog_ns, custom):
     started = time.monotonic()
     result = operator(run_module, kubeconfig, catalog_ns, package="no-such-operator")
     elapsed = time.monotonic() - started
     assert result["failed"] and result["reason"] == "ConstraintsNotSatisfiable", result
     assert "no-such-operator" in result["msg"]
-    # failed on OLM's reason, long before wait_timeout (180 s): seconds on CI, 15.7 s once on a machine twice as slow
+    # refused before any write, the catalog's packages read: long before wait_timeout (180 s)
     assert elapsed < 60, elapsed
+    assert items(custom, catalog_ns, "subscriptions") == []
+
+    # olm_diagnose decodes OLM's own verdict on such a Subscription, made by hand
+    group = {"apiVersion": f"{GROUP}/v1", "kind": "OperatorGroup", "metadata": {"name": catalog_ns}, "spec": {"targetNamespaces": [catalog_ns]}}
+    custom.create_namespaced_custom_object(GROUP, "v1", catalog_ns, "operatorgroups", group)
+    sub = {
+        "apiVersion": f"{GROUP}/{V1ALPHA1}",
+        "kind": "Subscription",
+        "metadata": {"name": "no-such-operator"},
+        "spec": {"name": "no-such-operator", "source": CATALOG, "sourceNamespace": catalog_ns, "channel": "stable"},
+    }
+    custom.create_namespaced_custom_object(GROUP, V1ALPHA1, catalog_ns, "subscriptions", sub)
+
+    def resolution_failed():
+        got = custom.get_namespaced_custom_object(GROUP, V1ALPHA1, catalog_ns, "subscriptions", "no-such-operator")
+        return any(c.get("type") == "ResolutionFailed" and c.get("status") == "True" for c in (got.get("status") or {}).get("conditions") or [])
+
+    poll_until(resolution_failed, 120, 0.5, "OLM's ResolutionFailed on the Subscription")
     finding = diagnosed(run_module, kubeconfig, catalog_ns, "no-such-operator", "ConstraintsNotSatisfiable")
     assert "the catalog of Subscription no-such-operator has no package no-such-operator" in finding["message"], finding
 

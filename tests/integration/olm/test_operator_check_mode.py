@@ -127,7 +127,7 @@ def test_a_package_no_catalog_has_fails_the_same_way_in_both(run_module, kubecon
     assert "kube-demo" in serving(custom, ns)
     results = [operator(run_module, kubeconfig, ns, package="kube-nowhere", check_mode=check) for check in (True, False)]
     for result in results:
-        assert result.get("failed") and result.get("reason") == "PackageNotInCatalog", result
+        assert result.get("failed") and result.get("reason") == "ConstraintsNotSatisfiable", result
         assert f"package kube-nowhere is not in CatalogSource {ns}/{CATALOG}" in result["msg"] and "kube-demo" in result["msg"], result["msg"]
     assert results[0]["msg"] == results[1]["msg"]
     assert items(custom, ns, "subscriptions") == [] and items(custom, ns, "operatorgroups", "v1") == []

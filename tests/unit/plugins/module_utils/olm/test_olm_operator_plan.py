@@ -219,7 +219,7 @@ def test_a_package_the_serving_catalog_does_not_have_is_refused_before_any_write
     observation = fresh(manifest=None, catalog_packages=["etcd", "prometheus"])
     with pytest.raises(plan.OperatorError, match=r"package kube-demo is not in CatalogSource olm/cat \(its packages: etcd, prometheus\)") as caught:
         plan.plan_install(params(), observation, check_mode=True)
-    assert caught.value.result["reason"] == "PackageNotInCatalog"
+    assert caught.value.result["reason"] == "ConstraintsNotSatisfiable"
 
 
 def test_a_long_package_list_is_cut():
