@@ -74,7 +74,6 @@ notes:
     C(validate_certs) apply to it too (C(insecure = true) turns its TLS verification off).
 """
 
-
     # One option holding the registry access (a module that also talks to a cluster keeps it apart from the cluster's
     # auth options); which registries, and when, is in each module's notes.
     DICT_OPTION = r"""
