@@ -312,6 +312,14 @@ duration:
       what it adds).
   returned: state is present, and in a failure
   type: float
+refused:
+  description:
+    - V(true) when the module refused before its first write, so the run changed nothing; the message and C(reason)
+      say why (for example C(ConstraintsNotSatisfiable) for a package the CatalogSource does not serve, or options
+      that contradict each other).
+  returned: in a failure, when it refused before any write
+  type: bool
+  sample: true
 would_approve:
   description:
     - In check mode, the InstallPlan a real run would approve first (an upgrade with O(approval=Manual) whose

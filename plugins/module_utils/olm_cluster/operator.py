@@ -338,12 +338,17 @@ def install(cluster, params, check_mode, wait, timeout):
     Reads one snapshot (``observe_install``), decides the writes (``operator_plan.plan_install``, pure), executes them
     (not in check mode, which reports the plan), then waits for OLM, approving the InstallPlans ``next_step`` allows.
     """
-    refuse_ineffective_options(params)
-    plan.validate(params)
     params = dict(params, approval=params.get("approval") or olm.AUTOMATIC)
     timer = Deadline()
-    observation = observe_install(cluster, params)
-    planning = plan.plan_install(params, observation, check_mode, wait)
+    try:
+        refuse_ineffective_options(params)
+        plan.validate(params)
+        observation = observe_install(cluster, params)
+        planning = plan.plan_install(params, observation, check_mode, wait)
+    except OperatorError as exc:
+        # decided before any write: a role's report says nothing was changed instead of reading the namespace for why
+        exc.result["refused"] = True
+        raise
     existing, installed = observation.subscription, observation.installed
     labels = {"labelled": planning.labelled, "labels_before": planning.labels_before}
     if planning.settled:

@@ -224,9 +224,9 @@ def canary_rollout_missing(namespace, testbed, api):
 
 
 def olm_operator_missing_catalog(namespace, testbed, api):
-    """Not in check mode (which only warns): olm_operator fails before subscribing, the rescue reads the namespace."""
+    """Not in check mode (which only warns): olm_operator refuses before subscribing, the rescue reads the namespace."""
     variables = {"olm_operator_package": "kube-demo", "olm_operator_namespace": namespace, "olm_operator_catalog": "no-such-catalog"}
-    return variables, ["no-such-catalog", "does not exist", "Causes (olm_diagnose, read after the failure)", "NoSubscription"]
+    return variables, ["no-such-catalog", "does not exist", "nothing was changed: olm_operator refused before its first write", "Subscription:"]
 
 
 def cluster_setup_foreign_olm(namespace, testbed, api):

@@ -135,9 +135,25 @@ def test_a_package_the_serving_catalog_lacks_fails_the_same_way_before_any_write
     monkeypatch.setattr(FakeReader, "MANIFEST", None)
     monkeypatch.setattr(FakeReader, "PACKAGES", ["etcd"])
     fake = cluster([SOURCE])
-    with pytest.raises(glue.OperatorError, match=r"package kube-demo is not in CatalogSource olm/cat \(its packages: etcd\)"):
+    with pytest.raises(glue.OperatorError, match=r"package kube-demo is not in CatalogSource olm/cat \(its packages: etcd\)") as raised:
         glue.install(fake, params(), check_mode=check_mode, wait=True, timeout=10)
     assert fake.writes == []
+    assert raised.value.result == {"reason": "ConstraintsNotSatisfiable", "refused": True}
+
+
+@pytest.mark.parametrize(
+    "objects, options, message",
+    [
+        ([], {}, "CatalogSource olm/cat does not exist"),
+        ([SOURCE], {"version": "0.0.1"}, "version pins the operator, which needs approval=Manual"),
+        ([SOURCE], {"operator_group_spec": {"targetNamespaces": ["a"]}}, "targetNamespaces"),
+    ],
+)
+def test_every_refusal_before_the_first_write_is_marked_refused(cluster, objects, options, message):
+    fake = cluster(objects)
+    with pytest.raises(glue.OperatorError, match=message) as raised:
+        glue.install(fake, params(**options), check_mode=False, wait=True, timeout=10)
+    assert fake.writes == [] and raised.value.result["refused"] is True
 
 
 def test_a_catalog_that_serves_nothing_yet_is_not_refused(cluster, monkeypatch):
