@@ -95,14 +95,18 @@ def start_module_subprocess(workdir, name, args, stdout=subprocess.PIPE, stderr=
 
 
 def ansible_env(tmp_path):
-    """Environment for Ansible runs: this collection and kubernetes.core on the collections path, private temp dirs."""
+    """Environment for Ansible runs: this collection and kubernetes.core on the collections path, private temp dirs
+    (also ``TMPDIR``: a module killed by a test leaves its unpacked payload there, not in the machine's /tmp)."""
     env = dict(os.environ)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
     site = [p for p in sys.path if p.endswith("site-packages")]
     env.update(
         {
             "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([COLLECTIONS_DIR] + site),
             "ANSIBLE_LOCAL_TEMP": str(tmp_path / "atmp"),
             "ANSIBLE_REMOTE_TEMP": str(tmp_path / "rtmp"),
+            "TMPDIR": str(tmp),
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_RETRY_FILES_ENABLED": "0",
             "ANSIBLE_LOCALHOST_WARNING": "0",

@@ -18,7 +18,15 @@ import time
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_status
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import apply_object, create_object, get_object, normalize, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import (
+    apply_object,
+    create_object,
+    delete_object,
+    get_object,
+    normalize,
+    patch_object,
+    to_dict,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import TRANSIENT_SECONDS, retry_pause, transient_error
 
 # The field manager of every object this collection applies (server-side apply).
@@ -73,12 +81,15 @@ class GuardFailed(K8sError):
         super().__init__(message, status=HTTP_CONFLICT)
 
 
-def retry_guarded(attempt, what, error=K8sError, retries=GUARD_RETRIES, ride_out_restarts=True, clock=time.monotonic, sleep=time.sleep):
+def retry_guarded(
+    attempt, what, error=K8sError, retries=GUARD_RETRIES, ride_out_restarts=True, refusal_pause=0.0, clock=time.monotonic, sleep=time.sleep
+):
     """Return ``attempt()`` (which reads the object, decides and writes it guarded), called again when its write is
     refused because the object changed meanwhile (a ``K8sError`` with a status in ``GUARD_FAILED``, or
     ``GuardFailed``), and with ``ride_out_restarts`` while the API server is away (a restart: connection refused,
     5xx, 429) for up to ``observe.TRANSIENT_SECONDS``. After ``retries`` refusals in a row raise ``error``: ``what``
-    kept changing."""
+    kept changing. ``refusal_pause``: seconds times the refusals so far to wait before reading again, for reads
+    served from a cache that lags behind the write that was refused (ansible-operator's proxy)."""
     refusals, failing_since, failures = 0, None, 0
     while True:
         try:
@@ -88,6 +99,8 @@ def retry_guarded(attempt, what, error=K8sError, retries=GUARD_RETRIES, ride_out
                 refusals += 1
                 if refusals >= retries:
                     raise error(f"{what} kept changing while we tried to write it ({retries} attempts)") from None
+                if refusal_pause:
+                    sleep(refusal_pause * refusals)
                 continue
             if not (ride_out_restarts and transient_error(exc)):
                 raise
@@ -121,6 +134,22 @@ class Cluster:
     def list(self, kind, namespace, api_version=None, **selectors):
         listing = to_dict(self.resource(kind, api_version).get(namespace=namespace, **selectors))
         return listing.get("items") or []
+
+    def create(self, definition, namespace=None):
+        """``objects.create_object`` of ``definition`` (its ``kind`` and ``apiVersion`` name the resource)."""
+        return create_object(self.client, self.resource(definition["kind"], definition.get("apiVersion")), definition, namespace)
+
+    def apply(self, definition, force_conflicts=False):
+        """Server-side apply as ``FIELD_MANAGER`` (module-level ``apply``): ``(changed, before, after)``."""
+        return apply(self.client, self.resource(definition["kind"], definition.get("apiVersion")), definition, force_conflicts=force_conflicts)
+
+    def patch(self, kind, name, patch, namespace, api_version=None, patch_type="merge"):
+        """``objects.patch_object``: one request, ``K8sError`` with status 404 when the object does not exist."""
+        return patch_object(self.client, self.resource(kind, api_version), name, patch, namespace, patch_type=patch_type)
+
+    def delete(self, kind, name, namespace, api_version=None, resource_version=None):
+        """``objects.delete_object``; with ``resource_version`` only that version is deleted (409 otherwise)."""
+        return delete_object(self.client, self.resource(kind, api_version), name, namespace, resource_version=resource_version)
 
 
 def ensure_namespace(cluster, namespace, labels=None):

@@ -282,6 +282,34 @@ def remove_subject(binding, subject, scc=None):
     return True, result
 
 
+def edit_binding(binding, subjects, scc, namespace, state):
+    """``(binding after, edited)``: every subject added (``state=present``) or removed (``absent``) from ``binding``
+    (None: none exists; after: None when it is to be deleted)."""
+    edited = False
+    for subject in subjects:
+        if state == "present":
+            done, binding = add_subject(binding, subject, scc, namespace)
+        else:
+            done, binding = remove_subject(binding, subject, scc)
+        edited = edited or done
+        if binding is None:
+            break
+    return binding, edited
+
+
+def binding_write(before, after):
+    """The one request that turns ``before`` into ``after``: ``("delete" | "create" | "patch" | None, body)``. The
+    delete and the patch carry ``before``'s resourceVersion, so a subject someone added meanwhile makes them fail
+    (409) instead of being dropped."""
+    if after is None and before is None or after == before:
+        return None, None
+    if after is None:
+        return "delete", before["metadata"]["resourceVersion"]
+    if before is None:
+        return "create", after
+    return "patch", {"metadata": {"resourceVersion": before["metadata"]["resourceVersion"]}, "subjects": after.get("subjects") or []}
+
+
 # --------------------------------------------------------------------------------------- legacy SCC lists
 def legacy_entry(subject):
     """``(list name, entry)`` of a subject in an SCC's legacy ``users``/``groups`` lists."""

@@ -12,13 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import detect_openshift, diff_view
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, GuardFailed, detect_openshift, diff_view, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.recommend import namespace_context, recommend_scc
@@ -36,8 +32,9 @@ PSA_LEVEL_OF_SCC = {
     "anyuid": "baseline",
 }
 
-# Read-change-write rounds of a binding before a conflict fails the module.
-BINDING_ATTEMPTS = 5
+# Seconds (times the conflicts so far) before a binding is read again after a conflict: ansible-operator's proxy
+# serves reads from a cache that may not show the write that conflicted yet.
+BINDING_REFUSAL_PAUSE = 0.2
 
 
 def psa_level(scc):
@@ -84,26 +81,26 @@ def _workload_namespace(params, subjects):
     return own or params.get("namespace") or (namespaces.pop() if len(namespaces) == 1 else None)
 
 
-def _namespace_context(client, params, subjects):
+def _namespace_context(cluster, params, subjects):
     """The namespace's UID/group ranges and MCS level, so that values inside them count as admission counts them;
     nothing when the namespace is unknown, missing or unreadable (values are then treated as outside)."""
     name = _workload_namespace(params, subjects)
     if not name:
         return {}
     try:
-        namespace = get_object(client, find_resource(client, "Namespace", "v1"), name)
+        namespace = cluster.get("Namespace", name, None)
     except K8sError:
         return {}
     return namespace_context(((namespace or {}).get("metadata") or {}).get("annotations"))
 
 
-def apply(client, params, check_mode):
+def apply(cluster, params, check_mode):
     """Grant (``state=present``) or revoke (``absent``) ``use`` of the SCC; returns the module result."""
     subjects = access.parse_subjects(params.get("service_accounts"), params.get("users"), params.get("groups"), params.get("namespace"))
     result = {"changed": False, "warnings": []}
     recommendation = None
     if params.get("for_workload"):
-        recommendation = recommend_scc(params["for_workload"], **_namespace_context(client, params, subjects))
+        recommendation = recommend_scc(params["for_workload"], **_namespace_context(cluster, params, subjects))
         result["recommendation"] = recommendation._asdict()
     scc = params.get("scc") or (recommendation.scc if recommendation else None)
     if not scc:
@@ -111,28 +108,28 @@ def apply(client, params, check_mode):
     result["scc"] = scc
     if recommendation and params.get("scc") and recommendation.scc and recommendation.scc != params["scc"]:
         result["warnings"].append(f"the workload needs no more than SCC {recommendation.scc}, but {params['scc']} is granted")
-    pins, pin_warnings = pin.prepare(client, params, scc, subjects)  # reads only: fails before anything is granted
+    pins, pin_warnings = pin.prepare(cluster, params, scc, subjects)  # reads only: fails before anything is granted
     result["warnings"].extend(pin_warnings)
     if not subjects:
         if recommendation is None and not pins:
             raise KubeforgeError("name at least one of service_accounts, users, groups or pin_workloads")
-        return pin.write(client, pins, scc, result)  # a recommendation and/or pins only
+        return pin.write(cluster, pins, scc, result)  # a recommendation and/or pins only
     if params.get("state", "present") == "present":  # revoking a broad grant is always allowed
         access.check_broad_subjects(subjects, params.get("allow_broad_subjects"))
     namespace = _binding_namespace(params, subjects)
 
-    evidence = detect_openshift(client)
+    evidence = detect_openshift(cluster.client)
     result["openshift"] = bool(evidence)
     if not evidence and params.get("fallback") == "pod_security":
-        return pin.write(client, pins, scc, _pod_security_fallback(client, params, check_mode, scc, namespace, result))
+        return pin.write(cluster, pins, scc, _pod_security_fallback(cluster, params, check_mode, scc, namespace, result))
     try:
-        scc_resource = find_resource(client, SCC_KIND, SCC_API)
+        cluster.resource(SCC_KIND, SCC_API)
     except K8sError as exc:
         raise KubeforgeError(
             f"this cluster has no SecurityContextConstraints API (not OpenShift): nothing to grant; set fallback=pod_security "
             f"to relax the namespace's Pod Security level instead ({exc})"
         ) from exc
-    scc_obj = get_object(client, scc_resource, scc)
+    scc_obj = cluster.get(SCC_KIND, scc, None, SCC_API)
     if scc_obj is None and params["state"] == "present":
         raise KubeforgeError(f"SecurityContextConstraints {scc} does not exist")
     if scc_obj is None:
@@ -141,86 +138,77 @@ def apply(client, params, check_mode):
     if not evidence:
         result["warnings"].append(access.crd_only_warning("grant", params["state"]))
 
-    roles = find_resource(client, "ClusterRole", access.RBAC_API_VERSION)
     kind = "RoleBinding" if namespace else "ClusterRoleBinding"
-    bindings = find_resource(client, kind, access.RBAC_API_VERSION)
     changed = False
-    if params["state"] == "present" and get_object(client, roles, access.rbac_name(scc)) is None:
-        create_object(client, roles, access.scc_cluster_role(scc))
+    if params["state"] == "present" and cluster.get("ClusterRole", access.rbac_name(scc), None, access.RBAC_API_VERSION) is None:
+        cluster.create(access.scc_cluster_role(scc))
         result["created_cluster_role"] = access.rbac_name(scc)
         changed = True
-    # Read, change, write guarded by the resourceVersion; a conflict (someone wrote meanwhile, or a read served
-    # from a cache that lags, as ansible-operator's proxy does) reads again.
-    for attempt in range(BINDING_ATTEMPTS):
-        before = get_object(client, bindings, access.binding_name(scc), namespace)
-        binding, edited = before, False
-        for subject in subjects:
-            if params["state"] == "present":
-                done, binding = access.add_subject(binding, subject, scc, namespace)
-            else:
-                done, binding = access.remove_subject(binding, subject, scc)
-            edited = edited or done
-            if binding is None:
-                break
-        if binding is before or binding == before:
-            break
-        try:
-            _write_binding(client, bindings, before, binding, namespace)
-            break
-        except K8sError as exc:
-            if exc.status not in (404, 409) or attempt == BINDING_ATTEMPTS - 1:
-                raise
-            time.sleep(0.2 * (attempt + 1))
+    before, binding, edited = _edit_binding(cluster, kind, scc, namespace, subjects, params["state"])
     changed = changed or edited
     if params["state"] == "absent":
         result["removed_from_scc_lists"] = (
-            _remove_legacy(client, scc_resource, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") and scc_obj else []
+            _remove_legacy(cluster, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") and scc_obj else []
         )
         changed = changed or bool(result["removed_from_scc_lists"])
 
     result.update(
         changed=changed, binding=_summary(binding), diff=diff_view(before, binding, key="binding")
     )
-    return pin.write(client, pins, scc, result)
+    return pin.write(cluster, pins, scc, result)
 
 
-def _write_binding(client, bindings, before, binding, namespace):
-    name = access.binding_name_of(binding or before)
-    if binding is None:
-        # Only the version read: a subject added meanwhile makes the delete fail (409) and the loop read again.
-        delete_object(client, bindings, name, namespace, resource_version=before["metadata"]["resourceVersion"])
-    elif before is None:
-        create_object(client, bindings, binding)
-    else:
-        # The resourceVersion makes the update fail instead of dropping a subject someone added meanwhile.
-        patch = {"metadata": {"resourceVersion": before["metadata"]["resourceVersion"]}, "subjects": binding.get("subjects") or []}
-        patch_object(client, bindings, name, patch, namespace)
+def _edit_binding(cluster, kind, scc, namespace, subjects, state):
+    """Read the binding, decide (``access.edit_binding``), write guarded by the resourceVersion: ``(before, after,
+    edited)``. A conflict - someone wrote meanwhile, or a read served from a cache that lags, as ansible-operator's
+    proxy does - or the binding deleted meanwhile reads again."""
+    name = access.binding_name(scc)
+
+    def attempt():
+        before = cluster.get(kind, name, namespace, access.RBAC_API_VERSION)
+        after, edited = access.edit_binding(before, subjects, scc, namespace, state)
+        verb, body = access.binding_write(before, after)
+        try:
+            if verb == "delete":
+                cluster.delete(kind, name, namespace, access.RBAC_API_VERSION, resource_version=body)
+            elif verb == "create":
+                cluster.create(body)
+            elif verb == "patch":
+                cluster.patch(kind, name, body, namespace, access.RBAC_API_VERSION)
+        except K8sError as exc:
+            if exc.status == 404:  # deleted since it was read
+                raise GuardFailed(f"{kind} {name} was deleted meanwhile") from None
+            raise
+        return before, after, edited
+
+    where = f"{namespace}/" if namespace else ""
+    return retry_guarded(attempt, f"{kind} {where}{name}", error=KubeforgeError, refusal_pause=BINDING_REFUSAL_PAUSE)
 
 
-def _remove_legacy(client, scc_resource, scc_obj, subjects, params, result):
+def _remove_legacy(cluster, scc_obj, subjects, params, result):
     removed = []
     for subject in subjects:
         changed, json_patch = access.remove_from_scc_lists(scc_obj, subject)
         if changed:
-            scc_obj = patch_object(client, scc_resource, params["scc"] or result["scc"], json_patch, patch_type="json").after or scc_obj
+            scc_obj = cluster.patch(SCC_KIND, params["scc"] or result["scc"], json_patch, None, SCC_API, patch_type="json").after or scc_obj
             removed.append(access.legacy_entry(subject)[1])
     return removed
 
 
-def _pod_security_fallback(client, params, check_mode, scc, namespace, result):
+def _pod_security_fallback(cluster, params, check_mode, scc, namespace, result):
     if not namespace:
         raise KubeforgeError("the Pod Security fallback needs a namespace: Pod Security levels are set per namespace")
     level = psa_level(scc)
     if params["state"] == "present":
         # the level is the namespace's, shared by every grant there: never tightened by a narrower SCC's grant
-        current = ((get_object(client, find_resource(client, "Namespace", "v1"), namespace) or {}).get("metadata") or {}).get("labels") or {}
+        current = ((cluster.get("Namespace", namespace, None) or {}).get("metadata") or {}).get("labels") or {}
         have = current.get(ps.LABEL_PREFIX + "enforce")
         if have in ps.LEVELS and ps.LEVELS.index(have) < ps.LEVELS.index(level):
             level = have
     psa_params = {"namespace": namespace, "state": params["state"], "enforce": level, "enforce_version": "latest", "label_sync": None}
     for mode in ("audit", "warn", "audit_version", "warn_version"):
         psa_params[mode] = None
-    outcome = pod_security.apply(client, psa_params, check_mode)
+    outcome = pod_security.apply(cluster, psa_params, check_mode)
     result["warnings"].append(
         f"not OpenShift: instead of granting SCC {scc}, namespace {namespace} enforces Pod Security level {level}, which "
         "applies to every workload of the namespace, not only the named service accounts"
@@ -235,4 +223,4 @@ def _pod_security_fallback(client, params, check_mode, scc, namespace, result):
 
 def execute(module):
     """The module's entry point (``KubeforgeModule.run``)."""
-    return apply(module.client, module.params, module.check_mode)
+    return apply(Cluster(module.client), module.params, module.check_mode)

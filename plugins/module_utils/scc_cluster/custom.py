@@ -12,10 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply, detect_openshift, diff_view
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, detect_openshift, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import public
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc.access import crd_only_warning
 
@@ -41,10 +40,10 @@ def plan(params):
     return derived.spec, derived.forced_by, derived.recommendation
 
 
-def scc_resource(client):
-    """The SecurityContextConstraints resource, or a clear error on a cluster without the SCC API."""
+def require_scc_api(cluster):
+    """Look the SecurityContextConstraints resource up, or fail clearly on a cluster without the SCC API."""
     try:
-        return find_resource(client, custom.KIND, custom.API_VERSION)
+        cluster.resource(custom.KIND, custom.API_VERSION)
     except K8sError as exc:
         raise custom.CustomSCCError(
             f"this cluster has no SecurityContextConstraints API ({custom.API_VERSION}): SCCs exist only on OpenShift, so there is "
@@ -65,17 +64,17 @@ def execute(module):
             result.update(forced_by=forced_by, recommendation=recommendation)
             if not result["relaxations"]:
                 result["warnings"].append("the workload fits restricted-v2, which every authenticated user may use: it needs no custom SCC")
-    client = module.client
-    resource = scc_resource(client)
-    before = get_object(client, resource, name)
+    cluster = Cluster(module.client)
+    require_scc_api(cluster)
+    before = cluster.get(custom.KIND, name, None, custom.API_VERSION)
     if params["state"] == "present":
         custom.ensure_ours(before, name, "change")
         # Forced: the fields the spec sets are the module's; anyone else's edit of them is reverted.
-        changed, before, after = apply(client, resource, definition, force_conflicts=True)
+        changed, before, after = cluster.apply(definition, force_conflicts=True)
     else:
         custom.ensure_ours(before, name, "delete")
-        changed, before, after = delete_object(client, resource, name) if before is not None else (False, None, None)
-    if not detect_openshift(client):
+        changed, before, after = cluster.delete(custom.KIND, name, None, custom.API_VERSION) if before is not None else (False, None, None)
+    if not detect_openshift(cluster.client):
         result["warnings"].append(crd_only_warning("SCC", params["state"]))
     result.update(changed=changed, scc=public(after), diff=diff_view(before, after))
     return result

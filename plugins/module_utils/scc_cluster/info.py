@@ -10,18 +10,14 @@ __metaclass__ = type
 
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import public
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access, custom
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster.access import SCC_API, SCC_KIND
 
 RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
-
-
-def _items(client, kind, api_version):
-    return list((to_dict(find_resource(client, kind, api_version).get()) or {}).get("items") or [])
 
 
 def scc_record(scc, rbac):
@@ -44,19 +40,19 @@ def scc_record(scc, rbac):
 def execute(module):
     """Entry point of the scc_info module."""
     timer = Deadline()
-    client, name = module.client, module.params.get("name")
+    cluster, name = Cluster(module.client), module.params.get("name")
     if name == "":
         raise KubeforgeError("name must not be empty (omit it to list every SCC)")
     try:
-        resource = find_resource(client, SCC_KIND, SCC_API)
+        cluster.resource(SCC_KIND, SCC_API)
     except K8sError as exc:
         raise KubeforgeError(f"this cluster has no SecurityContextConstraints API (not OpenShift): nothing to report ({exc})") from exc
     if name:
-        found = get_object(client, resource, name)
+        found = cluster.get(SCC_KIND, name, None, SCC_API)
         sccs = [found] if found is not None else []
     else:
-        sccs = list((to_dict(resource.get()) or {}).get("items") or [])
-    rbac = {kind: _items(client, kind, access.RBAC_API_VERSION) for kind in RBAC_KINDS} if sccs else {}
+        sccs = cluster.list(SCC_KIND, None, SCC_API)
+    rbac = {kind: cluster.list(kind, None, access.RBAC_API_VERSION) for kind in RBAC_KINDS} if sccs else {}
     result = {
         "changed": False,
         "sccs": [scc_record(scc, rbac) for scc in sorted(sccs, key=lambda s: (s.get("metadata") or {}).get("name") or "")],

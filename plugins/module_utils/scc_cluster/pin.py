@@ -13,25 +13,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pin as core
 
 SCC_API = "security.openshift.io/v1"
 SCC_KIND = "SecurityContextConstraints"
 
 
-def prepare(client, params, scc, subjects=()):
+def prepare(cluster, params, scc, subjects=()):
     """``(changes, warnings)`` for ``params["pin_workloads"]``: one ``PinChange`` per workload, nothing written yet."""
     pins = core.parse_pins(params.get("pin_workloads"), params.get("namespace"))
     if pins and params["state"] == "present":
-        _require_scc(client, scc)
+        _require_scc(cluster, scc)
     granted = {"%s/%s" % (s.get("namespace"), s.get("name")) for s in subjects if s.get("kind") == "ServiceAccount"}
     changes, warnings = [], []
     for pin in pins:
-        api_version = core.PIN_KINDS[pin.kind][0]
-        obj = get_object(client, find_resource(client, pin.kind, api_version), pin.name, pin.namespace)
+        obj = cluster.get(pin.kind, pin.name, pin.namespace, core.PIN_KINDS[pin.kind][0])
         if obj is None:
             if params["state"] == "present":
                 raise core.PinError("cannot pin %s to SCC %s: it does not exist" % (core.describe(pin), scc))
@@ -47,13 +45,13 @@ def prepare(client, params, scc, subjects=()):
     return changes, warnings
 
 
-def _require_scc(client, scc):
+def _require_scc(cluster, scc):
     """Pods pinned to an SCC that does not exist are all rejected: refuse to pin to one (where the SCC API exists)."""
     try:
-        resource = find_resource(client, SCC_KIND, SCC_API)
+        cluster.resource(SCC_KIND, SCC_API)
     except K8sError:
         return  # no SCC API (the Pod Security fallback): the annotation is stored and means nothing here
-    if get_object(client, resource, scc) is None:
+    if cluster.get(SCC_KIND, scc, None, SCC_API) is None:
         raise core.PinError(f"cannot pin workloads to SCC {scc}: it does not exist, and OpenShift would reject every pod pinned to it")
 
 
@@ -75,32 +73,31 @@ def _entry(item, current):
     }
 
 
-# A patch guarded by the resourceVersion conflicts with any change meanwhile, also the controller's status updates
-# of a workload just created; it is decided again on the object as it is then, this many times at most.
-CONFLICT_ATTEMPTS = 5
-
-
-def _patch_pin(client, resource, item, scc):
-    """Send the pin's patch; on a conflict read the object again and decide again (a concurrent change of the
-    annotation itself is then seen, and refused or respected, by ``core.change``). The annotation after."""
+def _patch_pin(cluster, item, scc):
+    """Send the pin's patch, guarded by the resourceVersion it was decided on; on a conflict (any change meanwhile,
+    also the controller's status update of a workload just created) read the object again and decide again, so a
+    concurrent change of the annotation itself is seen, and refused or respected, by ``core.change``. The
+    annotation after."""
+    pin, api_version = item.pin, core.PIN_KINDS[item.pin.kind][0]
     state = "present" if item.action == "pin" else "absent"
-    for attempt in range(CONFLICT_ATTEMPTS):
-        try:
-            patched = patch_object(client, resource, item.pin.name, item.patch, item.pin.namespace).after
-            return core.pinned_scc(patched, item.pin.kind) if patched else None
-        except K8sError as exc:
-            if exc.status != 409 or attempt == CONFLICT_ATTEMPTS - 1:
-                raise
-        fresh = get_object(client, resource, item.pin.name, item.pin.namespace)
-        if fresh is None:
-            raise K8sError(f"{core.describe(item.pin)} was deleted meanwhile", status=404)
-        item = core.change(item.pin, fresh, scc, state)
-        if item.action is None:
-            return item.previous
-    return None  # not reached: the last attempt returns or raises
+    decided = [item]  # the first attempt sends the patch decided before; later ones decide again
+
+    def attempt():
+        change = decided.pop() if decided else None
+        if change is None:
+            fresh = cluster.get(pin.kind, pin.name, pin.namespace, api_version)
+            if fresh is None:
+                raise K8sError(f"{core.describe(pin)} was deleted meanwhile", status=404)
+            change = core.change(pin, fresh, scc, state)
+            if change.action is None:
+                return change.previous
+        patched = cluster.patch(pin.kind, pin.name, change.patch, pin.namespace, api_version).after
+        return core.pinned_scc(patched, pin.kind) if patched else None
+
+    return retry_guarded(attempt, core.describe(pin))
 
 
-def write(client, changes, scc, result):
+def write(cluster, changes, scc, result):
     """Apply the pin changes; add ``pinned`` (one entry per workload) and the pins to ``result``'s diff."""
     if not changes:
         return result
@@ -109,9 +106,8 @@ def write(client, changes, scc, result):
         key = core.describe(item.pin)
         current = item.previous
         if item.action is not None:
-            resource = find_resource(client, item.pin.kind, core.PIN_KINDS[item.pin.kind][0])
             try:
-                current = _patch_pin(client, resource, item, scc)
+                current = _patch_pin(cluster, item, scc)
             except K8sError as exc:
                 hint = " (a Job's pod template cannot change once the Job has started: pin it in its manifest)" if item.pin.kind == "Job" else ""
                 message = f"cannot {item.action} {key} (SCC {scc}){hint}: {_brief(str(exc))}"

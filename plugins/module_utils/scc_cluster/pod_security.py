@@ -9,9 +9,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import diff_view
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, patch_with_warnings
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, diff_view
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import patch_with_warnings
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 
 
@@ -24,11 +23,10 @@ def _psa_labels(obj):
     return {k: v for k, v in labels.items() if k in ps.managed_keys()}
 
 
-def apply(client, params, check_mode):
+def apply(cluster, params, check_mode):
     """Set (or, with ``state=absent``, restore) the namespace's Pod Security labels; returns the module result."""
     name = params["namespace"]
-    resource = find_resource(client, "Namespace", "v1")
-    before = get_object(client, resource, name)
+    before = cluster.get("Namespace", name, None)
     if before is None:
         raise KubeforgeError(f"namespace {name} does not exist")
     metadata = before.get("metadata") or {}
@@ -58,6 +56,8 @@ def apply(client, params, check_mode):
         if record is not None:
             patch["metadata"]["annotations"] = {ps.PREVIOUS_ANNOTATION: record}
     # check mode predicts the refusal too: its dry run is the one fail_on_violations makes
+    # the Warning headers admission sends are not part of the object: one request that returns them
+    client, resource = cluster.client, cluster.resource("Namespace")
     after, warnings = patch_with_warnings(client, resource, name, patch, dry_run=check_mode or bool(params.get("fail_on_violations")))
     messages, pods = ps.violations(ps.warning_texts(warnings))
     if params.get("fail_on_violations"):  # (refused with state=absent)
@@ -76,4 +76,4 @@ def apply(client, params, check_mode):
 
 def execute(module):
     """The module's entry point (``KubeforgeModule.run``)."""
-    return apply(module.client, module.params, module.check_mode)
+    return apply(Cluster(module.client), module.params, module.check_mode)

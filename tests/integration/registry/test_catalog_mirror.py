@@ -238,6 +238,8 @@ def _kill_mid_copy(params, token_registry, tmp_path):
     # this checkout's collection and the virtualenv, nothing else of this process's sys.path
     collections = str(Path(__file__).resolve().parents[3] / ".build" / "collections")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([collections] + [p for p in sys.path if p.endswith("site-packages")]))
+    # SIGKILL leaves the run's work directory behind: in tmp_path, not in the machine's /tmp
+    env["TMPDIR"] = str(tmp_path)
     output = tmp_path / "child.log"
     with open(output, "wb") as log:
         proc = subprocess.Popen(

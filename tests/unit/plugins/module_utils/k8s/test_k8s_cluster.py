@@ -77,6 +77,13 @@ def test_a_guard_refused_guard_retries_times_gives_up_naming_the_object():
     assert attempt.calls == k8s_cluster.GUARD_RETRIES
 
 
+def test_a_refusal_pause_grows_with_the_refusals_so_far():
+    clock = Clock()
+    attempt = Attempts([api_exception(409, "modified")] * 3)
+    assert k8s_cluster.retry_guarded(attempt, "Widget ns/w", refusal_pause=0.2, clock=clock, sleep=clock.sleep) == "written"
+    assert clock.sleeps == pytest.approx([0.2, 0.4, 0.6])
+
+
 @pytest.mark.parametrize("failure", [refused(), ApiException(status=503, reason="Service Unavailable"), ApiException(status=429, reason="Too Many Requests")])
 def test_an_api_server_restart_is_waited_out_with_growing_pauses(failure):
     clock = Clock()

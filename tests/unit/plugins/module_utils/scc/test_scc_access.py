@@ -103,6 +103,38 @@ def test_remove_from_missing_binding():
     assert access.remove_subject(None, SA) == (False, None)
 
 
+def stored(subjects, version="7"):
+    binding = access.scc_binding("anyuid", "myns", subjects)
+    binding["metadata"]["resourceVersion"] = version
+    return binding
+
+
+EDIT_CASES = [
+    # (id, before, subjects, state, after subjects (None: no binding), edited, request)
+    ("grant, none yet", None, [SA], "present", [SA], True, "create"),
+    ("grant, already there", [SA], [SA], "present", [SA], False, None),
+    ("grant one more", [SA], [SA, ALICE], "present", [SA, ALICE], True, "patch"),
+    ("revoke the last", [SA], [SA], "absent", None, True, "delete"),
+    ("revoke one of two", [SA, ALICE], [ALICE], "absent", [SA], True, "patch"),
+    ("revoke, none there", None, [SA], "absent", None, False, None),
+    ("revoke one not bound", [SA], [ALICE], "absent", [SA], False, None),
+]
+
+
+@pytest.mark.parametrize("before, subjects, state, after, edited, write", [c[1:] for c in EDIT_CASES], ids=[c[0] for c in EDIT_CASES])
+def test_edit_binding_and_the_one_request_it_needs(before, subjects, state, after, edited, write):
+    existing = stored(before) if before is not None else None
+    binding, done = access.edit_binding(existing, subjects, "anyuid", "myns", state)
+    assert done is edited
+    assert (binding or {}).get("subjects", None if after is None else []) == after
+    verb, body = access.binding_write(existing, binding)
+    assert verb == write
+    if verb == "patch":  # guarded: a subject added meanwhile fails the patch instead of being dropped
+        assert body == {"metadata": {"resourceVersion": "7"}, "subjects": after}
+    if verb == "delete":
+        assert body == "7"
+
+
 PARSE_CASES = [
     # (id, call, expected subject)
     ("sa-slash", lambda: access.parse_service_account("myns/mysa"), SA),

@@ -5,6 +5,7 @@ testbed is in tests/integration/scc/test_scc_module.py."""
 import pytest
 from lib.fakes import FakeDynamicClient
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster import custom as glue
 
@@ -12,7 +13,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster im
 def test_a_cluster_without_the_scc_api_fails_clearly():
     dyn = FakeDynamicClient(served=())  # discovery knows no security.openshift.io kinds
     with pytest.raises(custom.CustomSCCError) as info:
-        glue.scc_resource(dyn)
+        glue.require_scc_api(Cluster(dyn))
     assert "this cluster has no SecurityContextConstraints API (security.openshift.io/v1)" in str(info.value)
     assert "SCCs exist only on OpenShift" in str(info.value)
     # Looked up, again after a refresh, and once more after the API server said it is ready (k8s.client.find_resource).

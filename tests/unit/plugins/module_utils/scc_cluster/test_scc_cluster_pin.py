@@ -20,35 +20,41 @@ def deployment(version, required=None):
     return {"metadata": {"name": "web", "namespace": "demo", "resourceVersion": str(version)}, "spec": {"template": {"metadata": {"annotations": annotations}}}}
 
 
-@pytest.fixture
-def cluster(monkeypatch):
-    """patch_object answers 409 while the patch's resourceVersion is not the stored one; get_object reads it."""
-    state = {"stored": deployment(2), "patches": []}
+class StoredDeployment:
+    """The ``Cluster`` calls pin.py makes: ``patch`` answers 409 while the patch's resourceVersion is not the stored
+    one; ``get`` reads the stored object."""
 
-    def patch_object(client, resource, name, patch, namespace):
-        state["patches"].append(patch)
-        if patch["metadata"]["resourceVersion"] != state["stored"]["metadata"]["resourceVersion"]:
+    def __init__(self):
+        self.stored = deployment(2)
+        self.patches = []
+
+    def get(self, kind, name, namespace, api_version=None):
+        return self.stored
+
+    def patch(self, kind, name, patch, namespace, api_version=None):
+        self.patches.append(patch)
+        if patch["metadata"]["resourceVersion"] != self.stored["metadata"]["resourceVersion"]:
             raise K8sError("the object has been modified; please apply your changes to the latest version", status=409)
         required = patch["spec"]["template"]["metadata"]["annotations"][core.REQUIRED_SCC_ANNOTATION]
-        state["stored"] = deployment(int(state["stored"]["metadata"]["resourceVersion"]) + 1, required)
-        return Patched(state["stored"])
+        self.stored = deployment(int(self.stored["metadata"]["resourceVersion"]) + 1, required)
+        return Patched(self.stored)
 
-    monkeypatch.setattr(glue, "patch_object", patch_object)
-    monkeypatch.setattr(glue, "get_object", lambda client, resource, name, namespace=None: state["stored"])
-    monkeypatch.setattr(glue, "find_resource", lambda client, kind, api_version: kind)
-    return state
+
+@pytest.fixture(name="cluster")
+def fixture_cluster():
+    return StoredDeployment()
 
 
 def test_a_status_update_meanwhile_is_read_again_and_the_pin_written(cluster):
     change = core.change(PIN, deployment(1), "web-netbind", "present")  # read at version 1; version 2 is stored
-    result = glue.write(None, [change], "web-netbind", {"changed": False})
-    assert [p["metadata"]["resourceVersion"] for p in cluster["patches"]] == ["1", "2"]
+    result = glue.write(cluster, [change], "web-netbind", {"changed": False})
+    assert [p["metadata"]["resourceVersion"] for p in cluster.patches] == ["1", "2"]
     assert result["pinned"][0]["required_scc"] == "web-netbind" and result["changed"] is True
 
 
 def test_a_pin_someone_else_set_meanwhile_is_refused_not_overwritten(cluster):
-    cluster["stored"] = deployment(2, "anyuid")
+    cluster.stored = deployment(2, "anyuid")
     change = core.change(PIN, deployment(1), "web-netbind", "present")
     with pytest.raises(core.PinError, match="is pinned to SCC anyuid, not web-netbind"):
-        glue.write(None, [change], "web-netbind", {"changed": False})
-    assert len(cluster["patches"]) == 1
+        glue.write(cluster, [change], "web-netbind", {"changed": False})
+    assert len(cluster.patches) == 1
