@@ -67,6 +67,15 @@ class FakeModule:
         assert (kind, api_version) in self.resources, f"unexpected resource {api_version} {kind}"
         return self.resources[(kind, api_version)]
 
+    @property
+    def cluster(self):
+        """KubeforgeModule's ``Cluster`` facade, its lookups answered from ``resources`` first."""
+        if getattr(self, "_cluster", None) is None:
+            from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster  # noqa: PLC0415 - tests/lib imports no collection code at load
+
+            self._cluster = Cluster(self.client, resources=self.resources)
+        return self._cluster
+
 
 # --------------------------------------------------------------------------------------------- the API server
 

@@ -16,7 +16,6 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import condition as upgradeable
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, patch_object
@@ -55,8 +54,9 @@ class UpgradeableSync:
     between phases. ``changed`` tells whether a patch was sent (a server-side dry run in check mode).
     """
 
-    def __init__(self, client, name, namespace, ds_namespace, ds_name, clock=time.time):
-        self.client = client
+    def __init__(self, cluster, name, namespace, ds_namespace, ds_name, clock=time.time):
+        self.cluster = cluster
+        self.client = cluster.client
         self.name, self.namespace = name, namespace
         self.ds_namespace, self.ds_name = ds_namespace, ds_name
         self.clock = clock
@@ -68,7 +68,7 @@ class UpgradeableSync:
     def resource(self):
         if self._resource is None:
             try:
-                self._resource = find_resource(self.client, upgradeable.KIND, upgradeable.API_VERSION)
+                self._resource = self.cluster.resource(upgradeable.KIND, upgradeable.API_VERSION)
             except K8sError as exc:
                 raise OperatorConditionError(
                     f"operator_condition needs OLM's OperatorCondition API ({upgradeable.API_VERSION}), which this cluster does not serve: {exc}"

@@ -30,12 +30,11 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.canary.conditi
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary.selector import SelectorError, parse_label_selector
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary_cluster.condition import UpgradeableSync, operator_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, api_error_message, api_error_status
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline, monotonic
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import GUARD_FAILED, GuardFailed, retry_guarded
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import GUARD_FAILED, Cluster, GuardFailed, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, get_object, patch_object, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, patch_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import TRANSIENT_SECONDS, Source, observe, transient_error
 
 # Time-based decisions (canary_timeout, rollout_timeout, minReadySeconds) are re-checked this often without events.
@@ -90,11 +89,12 @@ class Rollout:
 
     def __init__(self, client, params, check_mode):
         self.client = client
+        self.cluster = Cluster(client)
         self.params = params
         self.check_mode = check_mode
         self.name, self.namespace = params["name"], params["namespace"]
-        self.ds_resource = find_resource(client, "DaemonSet", "apps/v1")
-        self.pod_resource = find_resource(client, "Pod", "v1")
+        self.ds_resource = self.cluster.resource("DaemonSet", "apps/v1")
+        self.pod_resource = self.cluster.resource("Pod", "v1")
         self.events = []
         self.warnings = []
         self.acted = False
@@ -107,7 +107,7 @@ class Rollout:
         self.node_selector = _node_selector(params)
         self.condition = None
         if params.get("operator_condition"):
-            self.condition = UpgradeableSync(client, params["operator_condition"], operator_namespace(params), self.namespace, self.name)
+            self.condition = UpgradeableSync(self.cluster, params["operator_condition"], operator_namespace(params), self.namespace, self.name)
 
     def _desired(self, ds):
         params = self.params
@@ -141,7 +141,7 @@ class Rollout:
         return ds, pods, revisions
 
     def _list(self, kind, api_version, selector, namespaced=True):
-        resource = find_resource(self.client, kind, api_version)
+        resource = self.cluster.resource(kind, api_version)
         params = {"label_selector": selector} if selector else {}
         if namespaced:
             params["namespace"] = self.namespace
@@ -236,7 +236,7 @@ class Rollout:
         pending, self.unsent = self.unsent, []
         for index, (reason, body) in enumerate(pending):
             try:
-                create_object(self.client, find_resource(self.client, "Event", "v1"), body, self.namespace)
+                self.cluster.create(body, self.namespace)
             except K8sError as exc:
                 if transient_error(exc) and not last:
                     self.unsent = pending[index:]

@@ -92,7 +92,7 @@ class OlmV0:
         return owner, csv_deployment_names(csv) if csv else None, None
 
     def diagnose(self):
-        snapshot, _notes = diagnose_cluster.read_snapshot(self.client, self.namespace, self.package, events=20)
+        snapshot, _notes = diagnose_cluster.read_snapshot(self.cluster, self.namespace, self.package, events=20)
         findings = diagnose_v0.diagnose(snapshot)
         causes = sorted({f.cause for f in findings})
         return causes, lines(diagnose_v0.summary(findings, self.namespace, self.package)) if causes else ""

@@ -14,7 +14,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.lo
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet import record as rec
 from ansible_collections.kubeforge.operators.plugins.module_utils.fleet_cluster.targets import TargetError, lines
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as diagnose_v0
@@ -39,12 +38,9 @@ class _ExtensionModule:
     _diff = False
 
     def __init__(self, module, params):
-        self._module = module
         self.params = params
         self.client = module.client
-
-    def resource(self, kind, api_version):
-        return self._module.resource(kind, api_version)
+        self.cluster = module.cluster
 
 
 class OlmV1:
@@ -54,9 +50,8 @@ class OlmV1:
 
     def __init__(self, module, params):
         self.module = module
-        client = module.client
-        self.client = client
-        self.cluster = Cluster(client)
+        self.client = module.client
+        self.cluster = module.cluster
         self.name = params["name"]
         self.params = params
         self.extension = None
@@ -163,7 +158,7 @@ class OlmV1:
         return owner, None, deployments
 
     def diagnose(self):
-        snapshot, _notes = diagnose_cluster.read_extension_snapshot(self.client, self.name, events=20)
+        snapshot, _notes = diagnose_cluster.read_extension_snapshot(self.cluster, self.name, events=20)
         findings = diagnose_v1.diagnose(snapshot)
         causes = sorted({f.cause for f in findings})
         return causes, lines(diagnose_v0.summary(findings, None, subject=f"ClusterExtension {self.name}")) if causes else ""

@@ -14,9 +14,11 @@ Submodules:
 - ``client``: dynamic client creation, server-side dry run, resource lookup with discovery-cache invalidation;
 - ``objects``: get/create/apply/patch/delete helpers returning ``(changed, before, after)``;
 - ``watch``: ``watch_until`` (list + watch with re-list on 410 Gone and a monotonic deadline);
-- ``module``: ``KubeforgeModule`` (wraps kubernetes.core's ``AnsibleK8SModule``; ``run`` is ``runner.run_module``);
+- ``module``: ``KubeforgeModule`` (wraps kubernetes.core's ``AnsibleK8SModule``; ``run`` is ``runner.run_module``;
+  ``cluster`` is its ``Cluster``);
 - ``cluster``: the plumbing every cluster layer shares (``apply``/``apply_owned`` as the field manager ``kubeforge``,
-  the ``Cluster`` facade, ``ensure_namespace``, ``diff_view``, ``retry_guarded``);
+  the ``Cluster`` facade - the one way the cluster layers look kinds up, read and write -, ``ensure_namespace``,
+  ``diff_view``, ``retry_guarded``);
 - ``observe``: the one watch engine (several kinds at once, a decision function on every change, API server
   restarts ridden out); ``watch`` is it for one object;
 - ``events``: the Events the modules record;

@@ -118,9 +118,9 @@ class Cluster:
 
     default_api_version = "v1"
 
-    def __init__(self, client):
+    def __init__(self, client, resources=None):
         self.client = client
-        self._resources = {}
+        self._resources = dict(resources or {})  # {(kind, api_version): resource} already looked up
 
     def resource(self, kind, api_version=None):
         key = (kind, api_version or self.default_api_version)
@@ -132,16 +132,20 @@ class Cluster:
         return get_object(self.client, self.resource(kind, api_version), name, namespace)
 
     def list(self, kind, namespace, api_version=None, **selectors):
-        listing = to_dict(self.resource(kind, api_version).get(namespace=namespace, **selectors))
+        listing = to_dict(self.resource(kind, api_version).get(namespace=namespace, **selectors)) or {}
         return listing.get("items") or []
 
     def create(self, definition, namespace=None):
         """``objects.create_object`` of ``definition`` (its ``kind`` and ``apiVersion`` name the resource)."""
         return create_object(self.client, self.resource(definition["kind"], definition.get("apiVersion")), definition, namespace)
 
-    def apply(self, definition, force_conflicts=False):
-        """Server-side apply as ``FIELD_MANAGER`` (module-level ``apply``): ``(changed, before, after)``."""
-        return apply(self.client, self.resource(definition["kind"], definition.get("apiVersion")), definition, force_conflicts=force_conflicts)
+    def apply(self, definition, force_conflicts=False, what=None):
+        """Server-side apply as ``FIELD_MANAGER``: ``(changed, before, after)``; with ``what`` (for example
+        ``CatalogSource olm/x``) a conflict with another field manager names it and the way out (``apply_owned``)."""
+        resource = self.resource(definition["kind"], definition.get("apiVersion"))
+        if what is not None:
+            return apply_owned(self.client, resource, definition, force_conflicts, what)
+        return apply(self.client, resource, definition, force_conflicts=force_conflicts)
 
     def patch(self, kind, name, patch, namespace, api_version=None, patch_type="merge"):
         """``objects.patch_object``: one request, ``K8sError`` with status 404 when the object does not exist."""

@@ -23,6 +23,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, scalar_leaves
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.args import module_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource, get_client
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
@@ -40,6 +41,7 @@ class KubeforgeModule(AnsibleK8SModule):
         spec = module_argspec(argument_spec, auth=auth, wait=wait)
         super().__init__(argument_spec=spec, **kwargs)
         self._client = None
+        self._cluster = None
         self._mask_only_kubeconfig_secrets(spec)
 
     def _mask_only_kubeconfig_secrets(self, spec):
@@ -62,6 +64,13 @@ class KubeforgeModule(AnsibleK8SModule):
         if self._client is None:
             self._client = get_client(module=self)
         return self._client
+
+    @property
+    def cluster(self):
+        """The ``Cluster`` facade on ``client``: the one way cluster layers read and write (created on first use)."""
+        if self._cluster is None:
+            self._cluster = Cluster(self.client)
+        return self._cluster
 
     @property
     def argument_spec(self):

@@ -246,8 +246,6 @@ def settled(obj):
 
 # The label OLM puts on the registry pod of an image catalog (its value: the CatalogSource's name).
 REGISTRY_POD_LABEL = "olm.catalogSource"
-# How long the cluster glue watches an image catalog between looks at its registry pod.
-REGISTRY_POD_CHECK_SECONDS = 5
 NO_ENTRYPOINT = "no command specified"
 
 

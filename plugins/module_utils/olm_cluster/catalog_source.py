@@ -13,14 +13,14 @@ __metaclass__ = type
 
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply_owned, diff_view
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import public
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import (
     API_VERSION,
     KIND,
-    REGISTRY_POD_CHECK_SECONDS,
     REGISTRY_POD_LABEL,
     VERDICT_FAILED,
     VERDICT_READY,
@@ -38,38 +38,51 @@ def _ref(params):
     return f"{params['namespace']}/{params['name']}"
 
 
-def _wait_settled(module, resource, result, deadline):
-    """Watch the CatalogSource until OLM's verdict settles. For an image catalog, look at OLM's registry pod every
-    few seconds meanwhile: one that will not serve by itself fails the wait at once, with the container's reason."""
+def _wait_settled(module, result, deadline):
+    """Watch the CatalogSource until OLM's verdict settles; for an image catalog, watch OLM's registry pods beside it:
+    one that will not serve by itself fails the wait at once, with the container's reason."""
     p = module.params
-    while True:
-        remaining = deadline.remaining()
-        window = min(REGISTRY_POD_CHECK_SECONDS, remaining) if p.get("image") else remaining
-        try:
-            return watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], settled, window, resource=resource)
-        except ResourceTimeoutError as exc:
-            last = exc.last_object
-            pods = []
-            if p.get("image"):
-                pods = (
-                    to_dict(module.resource("Pod", "v1").get(namespace=p["namespace"], label_selector=f"{REGISTRY_POD_LABEL}={p['name']}")).get("items") or []
-                )
-            if not deadline.expired():
-                problem = registry_pod_problem(pods)
-                if problem is None:
-                    continue
-                reason, message = problem
-                raise K8sError(
-                    f"CatalogSource {_ref(p)}: OLM's registry pod cannot serve the catalog ({reason}): {message}",
-                    result=dict(result, catalog_source=public(last), state=connection_state(last), duration=deadline.elapsed()),
-                ) from None
-            verdict = catalog_source_verdict(last)[1]
-            unscheduled = registry_pod_unscheduled(pods)
-            raise K8sError(
-                f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}"
-                + (f"; {unscheduled}" if unscheduled else ""),
-                result=dict(result, catalog_source=public(last), state=connection_state(last), duration=deadline.elapsed()),
-            ) from None
+    cluster = module.cluster
+    sources = [Source("catalog", API_VERSION, KIND, p["namespace"], name=p["name"])]
+    if p.get("image"):
+        # optional: a user who may not list pods still gets OLM's verdict on the CatalogSource
+        sources.append(Source("pods", "v1", "Pod", p["namespace"], label_selector=f"{REGISTRY_POD_LABEL}={p['name']}", optional=True))
+
+    def decide(snapshot):
+        obj = snapshot["catalog"].get(p["name"])
+        if obj is not None and settled(obj):
+            return obj, None
+        problem = registry_pod_problem(list((snapshot.get("pods") or {}).values()))
+        return (obj, problem) if problem is not None else None
+
+    def last_seen(snapshot):
+        return {"catalog": snapshot["catalog"].get(p["name"]), "pods": list((snapshot.get("pods") or {}).values())}
+
+    try:
+        obj, problem = observe(
+            cluster.client,
+            sources,
+            decide,
+            deadline.remaining(),
+            on_timeout=last_seen,
+            resources={"catalog": cluster.resource(KIND, API_VERSION)},
+        )
+    except ResourceTimeoutError as exc:
+        last, pods = exc.result["catalog"], exc.result["pods"]
+        verdict = catalog_source_verdict(last)[1]
+        unscheduled = registry_pod_unscheduled(pods)
+        raise K8sError(
+            f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to become READY: {verdict}"
+            + (f"; {unscheduled}" if unscheduled else ""),
+            result=dict(result, catalog_source=public(last), state=connection_state(last), duration=deadline.elapsed()),
+        ) from None
+    if problem is not None:
+        reason, message = problem
+        raise K8sError(
+            f"CatalogSource {_ref(p)}: OLM's registry pod cannot serve the catalog ({reason}): {message}",
+            result=dict(result, catalog_source=public(obj), state=connection_state(obj), duration=deadline.elapsed()),
+        )
+    return obj
 
 
 def present(module):
@@ -87,8 +100,7 @@ def present(module):
         priority=p.get("priority"),
         pull_secrets=p.get("pull_secrets"),
     )
-    resource = module.resource(KIND, API_VERSION)
-    changed, before, after = apply_owned(module.client, resource, definition, bool(p.get("force_conflicts")), f"CatalogSource {_ref(p)}")
+    changed, before, after = module.cluster.apply(definition, bool(p.get("force_conflicts")), what=f"CatalogSource {_ref(p)}")
     dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
     if dropped:
         raise K8sError(
@@ -103,7 +115,7 @@ def present(module):
         return result
 
     deadline = Deadline(p["wait_timeout"])
-    obj = _wait_settled(module, resource, result, deadline)
+    obj = _wait_settled(module, result, deadline)
     status, message = catalog_source_verdict(obj)
     result.update(catalog_source=public(obj), state=connection_state(obj), duration=deadline.elapsed())
     if status == VERDICT_FAILED:
@@ -116,15 +128,16 @@ def present(module):
 def remove(module):
     """Delete the CatalogSource if it exists and, with ``wait``, watch until it is gone."""
     p = module.params
-    resource = module.resource(KIND, API_VERSION)
-    changed, before, after = delete_object(module.client, resource, p["name"], p["namespace"])
+    cluster = module.cluster
+    changed, before, after = cluster.delete(KIND, p["name"], p["namespace"], API_VERSION)
     result = {"changed": changed, "catalog_source": public(after), "state": None}
     if module._diff:
         result["diff"] = diff_view(before, None)
     if changed and p.get("wait") and not module.check_mode:
         timer = Deadline()
         try:
-            watch_until(module.client, API_VERSION, KIND, p["name"], p["namespace"], absent, p["wait_timeout"], resource=resource)
+            resource = cluster.resource(KIND, API_VERSION)
+            watch_until(cluster.client, API_VERSION, KIND, p["name"], p["namespace"], absent, p["wait_timeout"], resource=resource)
         except ResourceTimeoutError as exc:
             raise K8sError(
                 f"Timed out after {p['wait_timeout']}s waiting for CatalogSource {_ref(p)} to be deleted",

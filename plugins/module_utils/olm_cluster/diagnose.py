@@ -28,10 +28,9 @@ import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, public, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import public
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import metadata, name_of, spec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc
@@ -53,9 +52,9 @@ SECRET_NAME = re.compile(r"pass|secret|token|key|credential", re.I)
 MASKED = "<masked>"
 
 
-def _list(client, kind, api_version, namespace, notes, **selectors):
+def _list(cluster, kind, api_version, namespace, notes, **selectors):
     try:
-        return list((to_dict(find_resource(client, kind, api_version).get(namespace=namespace, **selectors)) or {}).get("items") or [])
+        return cluster.list(kind, namespace, api_version, **selectors)
     except K8sError as exc:
         notes.append(f"{kind} not read: {exc.msg}")
     except Exception as exc:  # a kind this cluster does not serve, a denied list: reported, the rest still read
@@ -63,12 +62,12 @@ def _list(client, kind, api_version, namespace, notes, **selectors):
     return []
 
 
-def read_snapshot(client, namespace, package=None, events=50):
+def read_snapshot(cluster, namespace, package=None, events=50):
     """One read of what ``olm/diagnose.py`` needs; returns ``(snapshot, notes)`` (notes: what could not be read)."""
     notes = []
     snap = {"namespace": namespace, "package": package}
     for key, kind, api_version in KINDS:
-        snap[key] = _list(client, kind, api_version, namespace, notes)
+        snap[key] = _list(cluster, kind, api_version, namespace, notes)
     # The catalogs the Subscriptions name, wherever they are (the global catalog namespace, usually).
     have = {(metadata(c).get("namespace"), name_of(c)) for c in snap["catalogsources"]}
     for sub in snap["subscriptions"]:
@@ -76,22 +75,22 @@ def read_snapshot(client, namespace, package=None, events=50):
         if where[1] and where not in have:
             have.add(where)
             try:
-                found = get_object(client, find_resource(client, "CatalogSource", V1ALPHA1), where[1], where[0])
+                found = cluster.get("CatalogSource", where[1], where[0], V1ALPHA1)
             except K8sError as exc:
                 notes.append(f"CatalogSource {where[0]}/{where[1]} not read: {exc.msg}")
                 found = None
             if found is not None:
                 snap["catalogsources"].append(found)
     totals = {}
-    snap["events"] = _warning_events(client, namespace, events, notes, totals)
+    snap["events"] = _warning_events(cluster, namespace, events, notes, totals)
     snap["events_total"] = totals.get("events", 0)
-    snap["packageserver"] = _get(client, "APIService", "apiregistration.k8s.io/v1", PACKAGESERVER_API, None, notes)
+    snap["packageserver"] = _get(cluster, "APIService", "apiregistration.k8s.io/v1", PACKAGESERVER_API, None, notes)
     return snap, notes
 
 
-def _get(client, kind, api_version, name, namespace, notes):
+def _get(cluster, kind, api_version, name, namespace, notes):
     try:
-        return get_object(client, find_resource(client, kind, api_version), name, namespace)
+        return cluster.get(kind, name, namespace, api_version)
     except K8sError as exc:
         notes.append(f"{kind} {namespace + '/' if namespace else ''}{name} not read: {exc.msg}")
     except Exception as exc:  # a kind this cluster does not serve, a denied read: reported, the rest still read
@@ -99,9 +98,9 @@ def _get(client, kind, api_version, name, namespace, notes):
     return None
 
 
-def _warning_events(client, namespace, events, notes, totals=None):
+def _warning_events(cluster, namespace, events, notes, totals=None):
     """The latest ``events`` Warning events of the namespace, oldest first; ``totals["events"]``: how many there are."""
-    warnings = _list(client, "Event", "v1", namespace, notes, field_selector="type=Warning")
+    warnings = _list(cluster, "Event", "v1", namespace, notes, field_selector="type=Warning")
     warnings.sort(key=core.event_time)
     if totals is not None:
         totals["events"] = len(warnings)
@@ -118,28 +117,28 @@ def olmv1_namespace(catalogs):
     return None
 
 
-def read_extension_snapshot(client, name, events=50):
+def read_extension_snapshot(cluster, name, events=50):
     """One read of what ``olmv1/diagnose.py`` needs for ClusterExtension ``name``; returns ``(snapshot, notes)``.
     Raises ``ValueError`` when the ClusterExtension does not exist."""
     notes = []
-    extension = _get(client, ce.KIND, ce.API_VERSION, name, None, notes)
+    extension = _get(cluster, ce.KIND, ce.API_VERSION, name, None, notes)
     if extension is None:
         raise InvalidInputError(f"ClusterExtension {name} does not exist{': ' + notes[0] if notes else ''}")
     namespace = spec(extension).get("namespace")
     selector = ((spec(extension).get("source") or {}).get("catalog") or {}).get("selector")
     selectors = {"label_selector": ce.selector_string(selector)} if selector else {}
     snap = {"extension": extension, "namespace": namespace}
-    snap["clustercatalogs"] = _list(client, cc.KIND, cc.API_VERSION, None, notes, **selectors)
+    snap["clustercatalogs"] = _list(cluster, cc.KIND, cc.API_VERSION, None, notes, **selectors)
     owned = f"{ce.OWNER_KIND_LABEL}={ce.KIND},{ce.OWNER_NAME_LABEL}={name}"
-    snap["deployments"] = _list(client, "Deployment", "apps/v1", namespace, notes, label_selector=owned)
-    snap["replicasets"] = _list(client, "ReplicaSet", "apps/v1", namespace, notes)
-    snap["pods"] = _list(client, "Pod", "v1", namespace, notes)
-    snap["events"] = _warning_events(client, namespace, events, notes)
+    snap["deployments"] = _list(cluster, "Deployment", "apps/v1", namespace, notes, label_selector=owned)
+    snap["replicasets"] = _list(cluster, "ReplicaSet", "apps/v1", namespace, notes)
+    snap["pods"] = _list(cluster, "Pod", "v1", namespace, notes)
+    snap["events"] = _warning_events(cluster, namespace, events, notes)
     account = (spec(extension).get("serviceAccount") or {}).get("name")
-    snap["serviceaccount"] = _get(client, "ServiceAccount", "v1", account, namespace, notes) if account else None
+    snap["serviceaccount"] = _get(cluster, "ServiceAccount", "v1", account, namespace, notes) if account else None
     system = olmv1_namespace(snap["clustercatalogs"])
     if system:
-        snap["controllers"] = _list(client, "Deployment", "apps/v1", system, notes)
+        snap["controllers"] = _list(cluster, "Deployment", "apps/v1", system, notes)
     else:
         notes.append("OLM v1's namespace is not known (no ClusterCatalog is served at catalogd's in-cluster Service): its controllers were not read")
         snap["controllers"] = []
@@ -155,13 +154,13 @@ LOG_ROUNDS = 6
 LOG_ROUND_PAUSE_SECONDS = 2.0
 
 
-def pod_logs(client, namespace, pods, lines, sleep=time.sleep):
+def pod_logs(cluster, namespace, pods, lines, sleep=time.sleep):
     """``{"<pod>/<container>": text}``: the last ``lines`` of each stuck or crashed container (its previous run for a
     container that restarted). A node that serves no logs (KWOK's simulated ones) gives a note instead."""
     logs = {}
     if not lines:
         return logs
-    resource = find_resource(client, "Pod", "v1")
+    resource = cluster.resource("Pod", "v1")
     for pod in pods:
         if not core.pod_is_stuck(pod):
             continue
@@ -285,14 +284,14 @@ def execute(module):
     timer = Deadline()
     extension = p.get("cluster_extension")
     if extension:
-        snapshot, notes = read_extension_snapshot(module.client, extension, p["events"])
+        snapshot, notes = read_extension_snapshot(module.cluster, extension, p["events"])
         operator = {"workload_deployments": [name_of(d) for d in snapshot["deployments"]]}
     else:
-        snapshot, notes = read_snapshot(module.client, namespace, package, p["events"])
+        snapshot, notes = read_snapshot(module.cluster, namespace, package, p["events"])
         operator = {}
     # One read of the stuck containers' logs: the crash loop findings quote their last lines, the tarball holds more.
     tarball_lines = p["log_lines"] if p.get("dest") else 0
-    logs = pod_logs(module.client, snapshot["namespace"], core.operator_pods(dict(snapshot, **operator)), max(tarball_lines, core.FINDING_LOG_LINES))
+    logs = pod_logs(module.cluster, snapshot["namespace"], core.operator_pods(dict(snapshot, **operator)), max(tarball_lines, core.FINDING_LOG_LINES))
     snapshot["logs"], snapshot["tarball"] = logs, bool(tarball_lines)
     if extension:
         findings = core_v1.diagnose(snapshot)

@@ -27,9 +27,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, api_error_message, api_error_status, excerpt
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client, find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dynamic_client
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import info
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import COPIED_LABEL, metadata, spec, status
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_extension import extensions_in
@@ -102,7 +103,7 @@ class CatalogReader:
                 self._give_up(f"{why_not} (OLM's packageserver serves PackageManifests)")
                 return None
             try:
-                self.resource = find_resource(self.client, PACKAGE_MANIFEST, PACKAGES_API)
+                self.resource = Cluster(self.client).resource(PACKAGE_MANIFEST, PACKAGES_API)
             except K8sError:
                 self._give_up(f"the {PACKAGES_API} API has no PackageManifest resource")
         return self.resource
@@ -164,9 +165,10 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
     ``namespace`` is None (then of ``package`` alone when it is given); plus ``warnings`` when there are any."""
     if namespace is None and (name or source or source_namespace):
         raise InvalidInputError("subscription_name, catalog and catalog_namespace need a namespace")
-    subscriptions = find_resource(client, "Subscription", OPERATORS_API)
+    cluster = Cluster(client)
+    subscriptions = cluster.resource("Subscription", OPERATORS_API)
     if name:
-        found = get_object(client, subscriptions, name, namespace)
+        found = cluster.get("Subscription", name, namespace, OPERATORS_API)
         candidates = [found] if found is not None else []
     else:
         candidates = list_objects(client, subscriptions, namespace)
@@ -185,8 +187,8 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
         if sub is not None:
             installed = status(sub).get("installedCSV")
             if installed:
-                csv = get_object(client, find_resource(client, "ClusterServiceVersion", OPERATORS_API), installed, namespace)
-            plans = list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace)
+                csv = cluster.get("ClusterServiceVersion", installed, namespace, OPERATORS_API)
+            plans = list_objects(client, cluster.resource("InstallPlan", OPERATORS_API), namespace)
         own = (spec(sub).get("source"), spec(sub).get("sourceNamespace")) if sub is not None else None
         if own and (source, source_namespace) != (None, None) and (source or own[0], source_namespace or own[1]) != own:
             warnings.append(f"Subscription {metadata(sub).get('name')} uses catalog {own[1]}/{own[0]}: catalog and catalog_namespace are not used")
@@ -200,10 +202,10 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
         plans = {}
         if subs:
             if any(status(sub).get("installedCSV") for sub in subs):
-                csv_resource = find_resource(client, "ClusterServiceVersion", OPERATORS_API)
+                csv_resource = cluster.resource("ClusterServiceVersion", OPERATORS_API)
                 for csv in list_objects(client, csv_resource, namespace, label_selector=f"!{COPIED_LABEL}"):
                     csvs[(metadata(csv).get("namespace"), metadata(csv).get("name"))] = csv
-            for plan in list_objects(client, find_resource(client, "InstallPlan", OPERATORS_API), namespace):
+            for plan in list_objects(client, cluster.resource("InstallPlan", OPERATORS_API), namespace):
                 plans.setdefault(metadata(plan).get("namespace"), []).append(plan)
         records = []
         for sub in sorted(subs, key=lambda sub: (metadata(sub).get("namespace") or "", metadata(sub).get("name") or "")):
@@ -220,7 +222,7 @@ def operator_info(client, namespace, package=None, name=None, source=None, sourc
         served, _why = group_version_served(client, EXTENSIONS_API, confirm=False)
         if served:
             try:
-                extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
+                extensions = list_objects(client, cluster.resource("ClusterExtension", EXTENSIONS_API), None)
             except K8sError as exc:
                 if exc.status not in (401, 403):
                     raise

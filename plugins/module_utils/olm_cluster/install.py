@@ -234,8 +234,8 @@ def execute(module, opener=open_url):
     for warning in plan.warnings:
         module.warn(warning)
 
-    crd_resource = module.resource(mf.CRD_KIND, mf.CRD_API_VERSION)
-    deployment_resource = module.resource("Deployment", "apps/v1")
+    crd_resource = module.cluster.resource(mf.CRD_KIND, mf.CRD_API_VERSION)
+    deployment_resource = module.cluster.resource("Deployment", "apps/v1")
     existing_crds = {mf.object_ref(c).name: get_object(client, crd_resource, mf.object_ref(c).name) for c in plan.crds}
     existing_deployments = {ref: get_object(client, deployment_resource, ref.name, ref.namespace) for ref in plan.deployments}
     elsewhere = ()
@@ -260,7 +260,7 @@ def execute(module, opener=open_url):
 
     # 2. Everything else in order. In check mode an object can only be dry-run when its namespace and its kind
     #    exist already; the others are reported as to be created, unvalidated.
-    namespace_resource = module.resource("Namespace", "v1")
+    namespace_resource = module.cluster.resource("Namespace", "v1")
     existing_namespaces = {ns for ns in plan.namespaces if get_object(client, namespace_resource, ns) is not None}
     new_kinds = _crd_kinds(plan.crds)
     for obj in plan.objects:
@@ -269,7 +269,7 @@ def execute(module, opener=open_url):
             run.record(ref, "created", validated=False)
             continue
         try:
-            resource = module.resource(ref.kind, ref.api_version)
+            resource = module.cluster.resource(ref.kind, ref.api_version)
         except K8sError:
             if module.check_mode and (_group(ref.api_version), ref.kind) in new_kinds:
                 run.record(ref, "created", validated=False)

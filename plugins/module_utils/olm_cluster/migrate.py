@@ -360,7 +360,7 @@ class Migration:
         self.steps_done = []
         self.extension = plan["extension"]
         self.name = self.extension["metadata"]["name"]
-        self.ext_resource = olm_v1_resource(module, ce.KIND)
+        self.ext_resource = olm_v1_resource(cluster, ce.KIND)
         self.base = {}  # what every result of the run holds (eligible, refusals, plan, backup)
 
     def _writes(self, step):

@@ -27,7 +27,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.convert import convert_to_model
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_params
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import upgrade_plan as core
@@ -175,13 +175,14 @@ def upgrade_plan(client, openshift_version, catalogs=(), packages=None, catalog_
     check_catalogs(catalogs)
     core.parse_target(openshift_version)  # refuse a bad version before any request
     warnings = []
-    csvs = list_objects(client, find_resource(client, "ClusterServiceVersion", OPERATORS_API), None, label_selector="!%s" % core.COPIED_LABEL)
-    subscriptions = list_objects(client, find_resource(client, "Subscription", OPERATORS_API), None)
+    cluster = Cluster(client)
+    csvs = list_objects(client, cluster.resource("ClusterServiceVersion", OPERATORS_API), None, label_selector="!%s" % core.COPIED_LABEL)
+    subscriptions = list_objects(client, cluster.resource("Subscription", OPERATORS_API), None)
     extensions = []
     served, _why = group_version_served(client, EXTENSIONS_API, confirm=False)
     if served:
         try:
-            extensions = list_objects(client, find_resource(client, "ClusterExtension", EXTENSIONS_API), None)
+            extensions = list_objects(client, cluster.resource("ClusterExtension", EXTENSIONS_API), None)
         except K8sError as exc:
             # 404: the discovery cache was stale (it listed the API of another cluster at the same address): not served.
             if exc.status not in (401, 403, 404):

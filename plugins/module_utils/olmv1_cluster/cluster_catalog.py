@@ -30,13 +30,13 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1.cluster_
 )
 
 
-def olm_v1_resource(module, kind):
+def olm_v1_resource(cluster, kind):
     """The discovered resource of an OLM v1 kind, or a clear error when this cluster does not serve the v1 API.
 
     Only a kind discovery does not list (KindNotFoundError) is blamed on OLM v1: a client that cannot be made (an
     invalid kubeconfig, an API server that does not answer) and a starting API server fail with their own error."""
     try:
-        return module.resource(kind, API_VERSION)
+        return cluster.resource(kind, API_VERSION)
     except KindNotFoundError as exc:
         raise K8sError(
             f"This cluster does not serve {kind} ({API_VERSION}): OLM v1 (catalogd and operator-controller) is not installed. "
@@ -60,7 +60,7 @@ def present(module):
         availability_mode=p.get("availability_mode"),
         labels=p.get("labels"),
     )
-    resource = olm_v1_resource(module, KIND)
+    resource = olm_v1_resource(module.cluster, KIND)
     changed, before, after = apply_owned(module.client, resource, definition, bool(p.get("force_conflicts")), f"ClusterCatalog {p['name']}")
     dropped = pruned_fields(definition["spec"], (after or {}).get("spec"))
     if dropped:
@@ -93,7 +93,7 @@ def present(module):
 def remove(module):
     """Delete the ClusterCatalog if it exists and, with ``wait``, watch until catalogd has let it go."""
     p = module.params
-    resource = olm_v1_resource(module, KIND)
+    resource = olm_v1_resource(module.cluster, KIND)
     changed, before, after = delete_object(module.client, resource, p["name"])
     result = dict(_facts(after), changed=changed)
     if module._diff:

@@ -100,7 +100,7 @@ def execute(module):
     """Entry point of the olm_cluster_catalog_info module."""
     p = module.params
     timer = Deadline()
-    resource = olm_v1_resource(module, cc.KIND)
+    resource = olm_v1_resource(module.cluster, cc.KIND)
     if p.get("name"):
         found = get_object(module.client, resource, p["name"])
         catalogs = [found] if found is not None else []

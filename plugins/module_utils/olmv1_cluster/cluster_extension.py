@@ -27,7 +27,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.errors import 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, apply, apply_owned, diff_view, ensure_namespace
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import apply, apply_owned, diff_view, ensure_namespace
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import delete_object, get_object, public
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
@@ -353,8 +353,8 @@ def _wait(cluster, params, resource, deadline, result):
 
 def present(module):
     p = module.params
-    cluster = Cluster(module.client)
-    resource = olm_v1_resource(module, ce.KIND)
+    cluster = module.cluster
+    resource = olm_v1_resource(cluster, ce.KIND)
     deadline = Deadline(p["wait_timeout"])
     warnings = []
     existing = get_object(module.client, resource, p["name"])
@@ -436,8 +436,8 @@ def _remaining_crds(cluster, name):
 
 def remove(module):
     p = module.params
-    cluster = Cluster(module.client)
-    resource = olm_v1_resource(module, ce.KIND)
+    cluster = module.cluster
+    resource = olm_v1_resource(cluster, ce.KIND)
     existing = get_object(module.client, resource, p["name"])
     result = {"changed": False, "cluster_extension": None, "installed_bundle": None, "installed_version": None}
     if existing is not None:

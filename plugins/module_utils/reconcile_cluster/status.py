@@ -12,11 +12,11 @@ __metaclass__ = type
 import time
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import api_error_message, api_error_status
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dry_run_params, dynamic_client, find_resource
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.client import dry_run_params, dynamic_client
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import diff_view, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.events import event_body
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, get_object, object_ref, to_dict
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import object_ref, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile import conditions as planner
 from ansible_collections.kubeforge.operators.plugins.module_utils.reconcile.conditions import StatusError
@@ -41,7 +41,7 @@ def target(resource):
     return str(api_version), str(kind), str(name), str(namespace) if namespace else None, generation
 
 
-def write(client, params, check_mode):
+def write(cluster, params, check_mode):
     api_version, kind, name, namespace, generation = target(params["resource"])
     if params.get("observed_generation") is not None:
         generation = params["observed_generation"]
@@ -49,10 +49,10 @@ def write(client, params, check_mode):
 
     def attempt():
         # discovery too is retried: a reconcile may start while the API server restarts
-        resource = find_resource(client, kind, api_version)
+        resource = cluster.resource(kind, api_version)
         if "status" not in (resource.subresources or {}):
             raise StatusError(f"{kind} ({api_version}) has no status subresource: its CRD must enable subresources.status")
-        current = get_object(client, resource, name, namespace)
+        current = cluster.get(kind, name, namespace, api_version)
         if current is None:
             raise K8sError(f"{kind} {ref} not found", status=404)
         before = current.get("status") or {}
@@ -63,7 +63,7 @@ def write(client, params, check_mode):
         body = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "status": patch}
         try:
             written = to_dict(
-                dynamic_client(client).patch(
+                dynamic_client(cluster.client).patch(
                     resource.subresources["status"],
                     body,
                     **dry_run_params(check_mode, {"name": name, "namespace": namespace, "content_type": "application/merge-patch+json"}),
@@ -73,22 +73,21 @@ def write(client, params, check_mode):
             message = f"Failed to patch the status of {kind} {ref}: {api_error_message(exc)}"
             raise K8sError(message, status=api_error_status(exc)) from exc
         after = written.get("status") or after
-        events = [] if check_mode or not params.get("events", True) else _record(client, current, planner.transitions(before, after))
+        events = [] if check_mode or not params.get("events", True) else _record(cluster, current, planner.transitions(before, after))
         return _result(True, before, after, events)
 
     # a conflict (the resource changed since it was read) reads and plans again; an API server restart is waited out
     return retry_guarded(attempt, f"the status of {kind} {ref}", error=StatusError)
 
 
-def _record(client, obj, changed):
+def _record(cluster, obj, changed):
     """One Event per condition transition, on the resource; a failure to record is a warning, not a failure."""
     events, warnings = [], []
-    event_resource = find_resource(client, "Event", "v1")
     for condition in changed:
         message = f"{condition['type']}={condition['status']}: {condition.get('message') or condition['reason']}"
         body = event_body(obj, planner.event_type(condition), condition["reason"], message, time.time())
         try:
-            create_object(client, event_resource, body, body["metadata"]["namespace"])
+            cluster.create(body, body["metadata"]["namespace"])
         except K8sError as exc:
             warnings.append(f"could not record the Event {condition['reason']}: {exc}")
             continue
@@ -112,4 +111,4 @@ def _result(changed, before, after, recorded):
 
 def execute(module):
     """The module's entry point (``KubeforgeModule.run``)."""
-    return write(module.client, module.params, module.check_mode)
+    return write(module.cluster, module.params, module.check_mode)

@@ -6,6 +6,7 @@ import tarfile
 
 import pytest
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import diagnose as glue
 
@@ -134,10 +135,9 @@ EXITED = {"restartCount": 4, "state": {"terminated": {"exitCode": 1}}}
 )
 def test_pod_logs_ask_the_run_that_spoke_and_outlast_the_kubelets_garbage_collection(monkeypatch, container, answers, asked, text, pauses):
     resource = LogResource(answers)
-    monkeypatch.setattr(glue, "find_resource", lambda client, kind, api_version: resource)
     pod = {"metadata": {"name": "op-1"}, "status": {"containerStatuses": [dict(container, name="manager", ready=False)]}}
     slept = []
-    logs = glue.pod_logs(None, "demo", [pod], 20, sleep=slept.append)
+    logs = glue.pod_logs(Cluster(None, resources={("Pod", "v1"): resource}), "demo", [pod], 20, sleep=slept.append)
     assert logs == {"op-1/manager": text}
     assert resource.asked == asked and slept == [glue.LOG_ROUND_PAUSE_SECONDS] * pauses
     assert resource.answers == []
@@ -173,7 +173,7 @@ LOG = "".join(f"line {n}\n" for n in range(1, 101))
 def test_the_logs_are_read_once_for_the_finding_and_the_tarball(monkeypatch, params, asked_lines, tarball_log):
     calls, written = [], {}
 
-    def pod_logs(client, namespace, pods, lines):
+    def pod_logs(cluster, namespace, pods, lines):
         calls.append((namespace, [p["metadata"]["name"] for p in pods], lines))
         return {"op-1/manager": "".join(LOG.splitlines(True)[-lines:])}
 
@@ -181,10 +181,10 @@ def test_the_logs_are_read_once_for_the_finding_and_the_tarball(monkeypatch, par
         written.update(files)
         return True
 
-    monkeypatch.setattr(glue, "read_snapshot", lambda client, namespace, package, events: (json.loads(json.dumps(CRASH_SNAPSHOT)), []))
+    monkeypatch.setattr(glue, "read_snapshot", lambda cluster, namespace, package, events: (json.loads(json.dumps(CRASH_SNAPSHOT)), []))
     monkeypatch.setattr(glue, "pod_logs", pod_logs)
     monkeypatch.setattr(glue, "write_tarball", write_tarball)
-    module = type("Module", (), {"client": None, "check_mode": False})()
+    module = type("Module", (), {"client": None, "cluster": None, "check_mode": False})()
     module.params = dict({"namespace": "demo", "package": "kube-demo", "cluster_extension": None, "dest": None, "events": 50, "log_lines": 50}, **params)
     result = glue.execute(module)
     assert calls == [("demo", ["op-1"], asked_lines)]

@@ -25,8 +25,12 @@ class _Module:
             raise self.client_error
         return object()
 
+    @property
+    def cluster(self):
+        return self
+
     def resource(self, kind, api_version):
-        client = self.client  # as KubeforgeModule.resource makes the client first
+        client = self.client  # as Cluster.resource makes the module's client first
         self.looked_up.append((kind, api_version, client is not None))
         if self.lookup_error is not None:
             raise self.lookup_error
@@ -46,14 +50,14 @@ class _Module:
 )
 def test_only_a_missing_kind_is_blamed_on_olm_v1(module, message):
     with pytest.raises(K8sError, match=message) as failed:
-        olm_v1_resource(module, "ClusterCatalog")
+        olm_v1_resource(module.cluster, "ClusterCatalog")
     if module.client_error is not None:
         assert "not installed" not in failed.value.msg and module.looked_up == []
 
 
 def test_the_resource_when_the_kind_is_served():
     module = _Module()
-    assert olm_v1_resource(module, "ClusterExtension") == "resource" and module.looked_up == [("ClusterExtension", "olm.operatorframework.io/v1", True)]
+    assert olm_v1_resource(module.cluster, "ClusterExtension") == "resource" and module.looked_up == [("ClusterExtension", "olm.operatorframework.io/v1", True)]
 
 
 @pytest.mark.parametrize("refresh_on_miss", [False, True])
