@@ -251,7 +251,12 @@ def test_a_crash_looping_version_halts_after_the_canary_and_a_rerun_refuses_unti
     report_dir = tmp_path / "report"
     before = {m: (fleet_bed.installed_csv(m, ns), sorted(fleet_bed.csvs(m, ns))) for m in fleet_bed.members}
 
-    code, output = fleet_bed.rollout(ns, fleet.BAD, report_dir, fleet_max_fail_percentage=50)
+    # The crash image exits at once, yet its pod can be Ready for a moment first (the kubelet reports the container
+    # running before it reports the exit): OLM then marks the CSV Succeeded, and a gate without a soak, which reads
+    # once, passes it (stop 37's CI, 10 s into the run on a loaded machine). The soak is the window in which the
+    # gate must see what the kubelet reports next - the exit, the restart, the crash loop - and fail at once; a
+    # release that stayed healthy would wait it out.
+    code, output = fleet_bed.rollout(ns, fleet.BAD, report_dir, fleet_max_fail_percentage=50, fleet_rollout_soak_seconds=60)
     assert code != 0, output
     doc, rows = fleet.report(report_dir)
     # the real node's crash image exits 1: the gate names that exit whether it sees the first restart or, later, the
