@@ -128,7 +128,11 @@ attributes:
   check_mode:
     support: full
   diff_mode:
-    support: none
+    support: full
+    details:
+      - The diff shows who manages the operator before and after the move (or the way back) - OLM v0's Subscription
+        and CSV, or the ClusterExtension and its installer's RBAC - and the objects that change hands; RV(plan) lists
+        every write.
   platform:
     platforms: posix
 """
@@ -244,6 +248,15 @@ msg:
   description: What happened, in one sentence.
   returned: always
   type: str
+diff:
+  description:
+    - With C(--diff), when the run changes something (or, in check mode, would) - C(before) and C(after), each with
+      C(operator) - C(managed_by) (V(OLM v0) or V(OLM v1)), C(version) and C(objects) (the objects that change hands),
+      with C(subscription), C(csv) and C(install_plan_approval) on the OLM v0 side and C(cluster_extension) (the
+      definition) and C(installer) (its RBAC objects) on the OLM v1 side. With O(state=rolled_back) the sides are
+      swapped.
+  returned: when diff mode is on and the run changes something
+  type: dict
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule

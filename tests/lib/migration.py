@@ -271,8 +271,8 @@ class Scenario:
         self.dynamic = DynamicClient(api)
         self.work.mkdir(parents=True, exist_ok=True)
 
-    def run(self, name, args, check_mode=False):
-        return run_module_subprocess(self.work, name, dict(args, kubeconfig=self.kubeconfig), check_mode=check_mode)
+    def run(self, name, args, check_mode=False, diff=False):
+        return run_module_subprocess(self.work, name, dict(args, kubeconfig=self.kubeconfig), check_mode=check_mode, diff=diff)
 
     def serve(self, layout):
         """A ClusterCatalog of this scenario serving the ``layout`` catalog image; returns its name."""

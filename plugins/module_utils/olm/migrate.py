@@ -925,6 +925,31 @@ def plan(observed, extension_name, service_account_name, delete_operator_group=F
     }
 
 
+def move_diff(plan, back=False):
+    """The ``diff`` of the move ``plan`` describes (``back``: of its way back): who manages the operator before and
+    after - OLM v0's Subscription and CSV, or the ClusterExtension and its installer - and the objects that change
+    hands, so ``--diff`` shows the move in a few lines where the plan lists every write."""
+    adopted = sorted(_ref(item["kind"], item["namespace"], item["name"]) for item in plan.get("adopt") or [])
+    extension = plan.get("extension") or {}
+    v0 = {
+        "managed_by": "OLM v0",
+        "subscription": _ref("Subscription", plan["namespace"], plan["subscription"]),
+        "csv": plan.get("csv"),
+        "version": plan.get("version"),
+        "install_plan_approval": plan.get("install_plan_approval"),
+        "objects": adopted,
+    }
+    v1 = {
+        "managed_by": "OLM v1",
+        "cluster_extension": extension,
+        "installer": sorted(_ref(o.get("kind"), o) for o in (plan.get("installer") or {}).get("objects") or []),
+        "objects": adopted,
+        "version": plan.get("version"),
+    }
+    before, after = (v1, v0) if back else (v0, v1)
+    return {"before": {"operator": before}, "after": {"operator": after}}
+
+
 def _steps(observed, record, approval, adopt, installer_objects, extension, delete):
     sub = observed.subscription
     namespace = _namespace(sub)

@@ -744,5 +744,7 @@ def execute(module):
         result = roll_back(module, cluster, record)
     else:
         result = migrate(module, cluster, record)
+    if module._diff and result.get("changed") and result.get("plan"):
+        result["diff"] = mg.move_diff(result["plan"], back=p["state"] == ROLLED_BACK)
     result["duration"] = timer.elapsed()
     return result

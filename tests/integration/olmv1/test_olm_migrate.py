@@ -179,7 +179,7 @@ class TestMove:
         s = installed
         before = s.release_metadata()
         sub_before = s.subscription()
-        result = s.run("olm_migrate", migrate_args(s, s.catalogs["v1"]), check_mode=True)
+        result = s.run("olm_migrate", migrate_args(s, s.catalogs["v1"]), check_mode=True, diff=True)
         mig.check(result, "olm_migrate (check mode)")
         assert result["eligible"] is True and result["refusals"] == [], result.get("refusals")
         assert result["changed"] is True and written_steps(result) == [], result
@@ -207,6 +207,10 @@ class TestMove:
         assert plan["installer"]["service_account"] == f"{s.extension}-installer" and plan["installer"]["objects"], plan["installer"]
         deleted = [(d["kind"], d["name"]) for d in plan["delete"] if d["by"] == "kubeforge"]
         assert deleted == [("Subscription", mig.PACKAGE), ("ClusterServiceVersion", mig.CSV), ("Operator", f"{mig.PACKAGE}.{s.namespace}")], plan["delete"]
+        # --diff: the operator moves from the Subscription and its CSV to the ClusterExtension, with the same objects
+        before, after = result["diff"]["before"]["operator"], result["diff"]["after"]["operator"]
+        assert (before["managed_by"], before["csv"], after["managed_by"], after["cluster_extension"]) == ("OLM v0", mig.CSV, "OLM v1", extension)
+        assert before["objects"] == after["objects"] and len(after["objects"]) == len(adopt), result["diff"]
 
         # nothing written: the objects, the Subscription's approval, no record, no ClusterExtension, no installer
         assert s.release_metadata() == before

@@ -745,3 +745,19 @@ def test_adoption_overwriting_a_bundle_value_is_said():
     assert [n for n in result["notes"] if "adoption overwrites" in n] == [
         f"ConfigMap {NS}/{CONFIGMAP}: adoption overwrites data.daemonset.yaml with the bundle's values"
     ]
+
+
+@pytest.mark.parametrize("back", [False, True], ids=["the move", "the way back"])
+def test_the_diff_names_who_manages_the_operator_before_and_after(back):
+    planned = mg.plan(observed(), EXT, SA)
+    diff = mg.move_diff(planned, back=back)
+    v0, v1 = (diff["after"], diff["before"]) if back else (diff["before"], diff["after"])
+    assert v0["operator"]["managed_by"] == "OLM v0" and v1["operator"]["managed_by"] == "OLM v1"
+    assert (v0["operator"]["subscription"], v0["operator"]["csv"], v0["operator"]["install_plan_approval"]) == (f"Subscription {NS}/{PKG}", CSV, "Automatic")
+    assert v1["operator"]["cluster_extension"] == planned["extension"]
+    installer = v1["operator"]["installer"]
+    assert installer == sorted(installer) and len(installer) == len(planned["installer"]["objects"]) and f"ServiceAccount {NS}/{SA}" in installer
+    # the same five objects change hands, at the same version
+    adopted = [f"ServiceAccount {NS}/{DEPLOYMENT}", f"CustomResourceDefinition {CRD}", f"ClusterRole {VIEWER}", f"ConfigMap {NS}/{CONFIGMAP}"]
+    assert v0["operator"]["objects"] == v1["operator"]["objects"] == sorted([*adopted, f"Deployment {NS}/{DEPLOYMENT}"])
+    assert v0["operator"]["version"] == v1["operator"]["version"] == "0.0.1"

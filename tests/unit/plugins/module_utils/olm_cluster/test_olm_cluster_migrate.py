@@ -351,12 +351,12 @@ def env(monkeypatch, tmp_path):
     monkeypatch.setattr(glue, "watch_until", fake_watch)
     monkeypatch.setattr(glue, "find_bundle", lambda cluster, params, package, version, warnings: (CATALOG, copy.deepcopy(FBC_BUNDLE), copy.deepcopy(MANIFESTS)))
 
-    def run(check_mode=False, **params):
+    def run(check_mode=False, diff=False, **params):
         params.setdefault("package", PKG)
         params.setdefault("namespace", NS)
         params.setdefault("backup_dir", str(tmp_path / "backup"))
         resources = {(ce.KIND, ce.API_VERSION): state["cluster"].resources.get(ce.API_VERSION, ce.KIND)}
-        module = FakeModule(params, argument_spec=argspec(), check_mode=check_mode, client=state["cluster"], resources=resources)
+        module = FakeModule(params, argument_spec=argspec(), check_mode=check_mode, diff=diff, client=state["cluster"], resources=resources)
         return glue.execute(module)
 
     return make, run, tmp_path / "backup"
@@ -398,6 +398,9 @@ def test_check_mode_plans_and_writes_nothing(env):
     assert {(a["kind"], a["name"]) for a in result["plan"]["adopt"]} == set(ADOPTED)
     assert result["plan"]["extension"]["spec"]["source"]["catalog"]["version"] == "0.0.1"
     assert cluster.writes() == [] and not backup.exists()
+    assert "diff" not in result
+    diff = run(check_mode=True, diff=True)["diff"]
+    assert diff == mg.move_diff(result["plan"]) and diff["after"]["operator"]["managed_by"] == "OLM v1"
 
 
 def test_one_list_per_kind(env):
