@@ -260,8 +260,8 @@ diff:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.module import KubeforgeModule
+from ansible_collections.kubeforge.operators.plugins.module_utils.migration_cluster.migrate import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_auth_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.migrate import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
 UNUSED = (

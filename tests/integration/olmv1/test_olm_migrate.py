@@ -39,7 +39,7 @@ from lib.olm_catalog import make_catalog
 from lib.polling import poll_until
 from lib.runners import start_module_subprocess
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.migrate import STEP_NAMES, record_name
+from ansible_collections.kubeforge.operators.plugins.module_utils.migration.migrate import STEP_NAMES, record_name
 
 # One xdist worker for the group: the scenario's CRD (kubemig34s.mig34.kubeforge.io), its shipped ClusterRole and
 # OLM v0's AllNamespaces install of kube-mig34 are cluster-wide, so the scenarios of this file run one at a time;

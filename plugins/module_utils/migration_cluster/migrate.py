@@ -38,7 +38,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster im
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import create_object, delete_object, patch_object
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import absent, watch_until
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import migrate as mg
+from ansible_collections.kubeforge.operators.plugins.module_utils.migration import migrate as mg
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec, status
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import CREATED_BY_LABEL
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_catalog as cc

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from testdata import DATA_DIR
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import migrate as mg
+from ansible_collections.kubeforge.operators.plugins.module_utils.migration import migrate as mg
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac as ir
 
 BUNDLES = DATA_DIR.parent / "testbed" / "fixtures" / "kube-demo" / "bundles"

@@ -23,8 +23,8 @@ from testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm import migrate as mg
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import migrate as glue
+from ansible_collections.kubeforge.operators.plugins.module_utils.migration import migrate as mg
+from ansible_collections.kubeforge.operators.plugins.module_utils.migration_cluster import migrate as glue
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import cluster_extension as ce
 from ansible_collections.kubeforge.operators.plugins.modules.olm_migrate import argspec
 
