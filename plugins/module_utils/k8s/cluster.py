@@ -82,20 +82,30 @@ class GuardFailed(K8sError):
 
 
 def retry_guarded(
-    attempt, what, error=K8sError, retries=GUARD_RETRIES, ride_out_restarts=True, refusal_pause=0.0, clock=time.monotonic, sleep=time.sleep
+    attempt,
+    what,
+    error=K8sError,
+    retries=GUARD_RETRIES,
+    ride_out_restarts=True,
+    refusal_pause=0.0,
+    guards=GUARD_FAILED,
+    clock=time.monotonic,
+    sleep=time.sleep,
 ):
     """Return ``attempt()`` (which reads the object, decides and writes it guarded), called again when its write is
-    refused because the object changed meanwhile (a ``K8sError`` with a status in ``GUARD_FAILED``, or
-    ``GuardFailed``), and with ``ride_out_restarts`` while the API server is away (a restart: connection refused,
-    5xx, 429) for up to ``observe.TRANSIENT_SECONDS``. After ``retries`` refusals in a row raise ``error``: ``what``
-    kept changing. ``refusal_pause``: seconds times the refusals so far to wait before reading again, for reads
+    refused because the object changed meanwhile (a ``K8sError`` with a status in ``guards``, or ``GuardFailed``),
+    and with ``ride_out_restarts`` while the API server is away (a restart: connection refused, 5xx, 429) for up to
+    ``observe.TRANSIENT_SECONDS``. After ``retries`` refusals in a row raise ``error``: ``what`` kept changing.
+    ``guards``: the statuses that mean the guard failed - ``GUARD_FAILED`` for JSON patches with a ``test``
+    operation, ``(HTTP_CONFLICT,)`` where 422 can only mean an invalid object (a merge patch or a delete carrying the
+    resourceVersion). ``refusal_pause``: seconds times the refusals so far to wait before reading again, for reads
     served from a cache that lags behind the write that was refused (ansible-operator's proxy)."""
     refusals, failing_since, failures = 0, None, 0
     while True:
         try:
             return attempt()
         except Exception as exc:  # noqa: BLE001 - re-raised unless it is one of the two kinds above
-            if api_error_status(exc) in GUARD_FAILED:
+            if isinstance(exc, GuardFailed) or api_error_status(exc) in guards:
                 refusals += 1
                 if refusals >= retries:
                     raise error(f"{what} kept changing while we tried to write it ({retries} attempts)") from None

@@ -13,7 +13,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, GuardFailed, detect_openshift, diff_view, retry_guarded
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import (
+    HTTP_CONFLICT,
+    Cluster,
+    GuardFailed,
+    detect_openshift,
+    diff_view,
+    retry_guarded,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
@@ -182,7 +189,8 @@ def _edit_binding(cluster, kind, scc, namespace, subjects, state):
         return before, after, edited
 
     where = f"{namespace}/" if namespace else ""
-    return retry_guarded(attempt, f"{kind} {where}{name}", error=KubeforgeError, refusal_pause=BINDING_REFUSAL_PAUSE)
+    # a merge patch or a delete with a precondition: 422 is an invalid binding, never a changed one
+    return retry_guarded(attempt, f"{kind} {where}{name}", error=KubeforgeError, refusal_pause=BINDING_REFUSAL_PAUSE, guards=(HTTP_CONFLICT,))
 
 
 def _remove_legacy(cluster, scc_obj, subjects, params, result):

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import retry_guarded
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import HTTP_CONFLICT, retry_guarded
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pin as core
 
@@ -94,7 +94,8 @@ def _patch_pin(cluster, item, scc):
         patched = cluster.patch(pin.kind, pin.name, change.patch, pin.namespace, api_version).after
         return core.pinned_scc(patched, pin.kind) if patched else None
 
-    return retry_guarded(attempt, core.describe(pin))
+    # a merge patch: 422 is an invalid change (a started Job's template), never a changed object
+    return retry_guarded(attempt, core.describe(pin), guards=(HTTP_CONFLICT,))
 
 
 def write(cluster, changes, scc, result):

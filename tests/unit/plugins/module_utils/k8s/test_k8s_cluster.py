@@ -77,6 +77,15 @@ def test_a_guard_refused_guard_retries_times_gives_up_naming_the_object():
     assert attempt.calls == k8s_cluster.GUARD_RETRIES
 
 
+def test_guards_name_the_statuses_that_mean_the_object_changed():
+    attempt = Attempts([api_exception(422, "field is immutable")])
+    with pytest.raises(ApiException):
+        k8s_cluster.retry_guarded(attempt, "Widget ns/w", guards=(k8s_cluster.HTTP_CONFLICT,))
+    assert attempt.calls == 1
+    again = Attempts([k8s_cluster.GuardFailed(), api_exception(409, "modified")])
+    assert k8s_cluster.retry_guarded(again, "Widget ns/w", guards=(k8s_cluster.HTTP_CONFLICT,)) == "written" and again.calls == 3
+
+
 def test_a_refusal_pause_grows_with_the_refusals_so_far():
     clock = Clock()
     attempt = Attempts([api_exception(409, "modified")] * 3)

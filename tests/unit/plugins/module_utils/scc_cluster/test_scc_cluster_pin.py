@@ -58,3 +58,18 @@ def test_a_pin_someone_else_set_meanwhile_is_refused_not_overwritten(cluster):
     with pytest.raises(core.PinError, match="is pinned to SCC anyuid, not web-netbind"):
         glue.write(cluster, [change], "web-netbind", {"changed": False})
     assert len(cluster.patches) == 1
+
+
+def test_an_invalid_patch_fails_at_once_with_the_servers_reason(cluster):
+    """A started Job's pod template is immutable: the API server answers 422, which a merge patch's guard never
+    means - not read again and again as if the Job kept changing."""
+    change = core.change(PIN, deployment(2), "web-netbind", "present")
+
+    def immutable(kind, name, patch, namespace, api_version=None):
+        cluster.patches.append(patch)
+        raise K8sError("Job.batch is invalid: spec.template: Invalid value: field is immutable", status=422)
+
+    cluster.patch = immutable
+    with pytest.raises(K8sError, match="field is immutable") as failed:
+        glue.write(cluster, [change], "web-netbind", {"changed": False})
+    assert len(cluster.patches) == 1 and failed.value.status == 422
