@@ -208,9 +208,9 @@ class TestMove:
         deleted = [(d["kind"], d["name"]) for d in plan["delete"] if d["by"] == "kubeforge"]
         assert deleted == [("Subscription", mig.PACKAGE), ("ClusterServiceVersion", mig.CSV), ("Operator", f"{mig.PACKAGE}.{s.namespace}")], plan["delete"]
         # --diff: the operator moves from the Subscription and its CSV to the ClusterExtension, with the same objects
-        before, after = result["diff"]["before"]["operator"], result["diff"]["after"]["operator"]
-        assert (before["managed_by"], before["csv"], after["managed_by"], after["cluster_extension"]) == ("OLM v0", mig.CSV, "OLM v1", extension)
-        assert before["objects"] == after["objects"] and len(after["objects"]) == len(adopt), result["diff"]
+        v0, v1 = result["diff"]["before"]["operator"], result["diff"]["after"]["operator"]
+        assert (v0["managed_by"], v0["csv"], v1["managed_by"], v1["cluster_extension"]) == ("OLM v0", mig.CSV, "OLM v1", extension)
+        assert v0["objects"] == v1["objects"] and len(v1["objects"]) == len(adopt), result["diff"]
 
         # nothing written: the objects, the Subscription's approval, no record, no ClusterExtension, no installer
         assert s.release_metadata() == before
