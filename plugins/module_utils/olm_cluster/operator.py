@@ -97,16 +97,6 @@ def installed_csv(cluster, sub):
     return cluster.get("ClusterServiceVersion", name, metadata(sub).get("namespace"))
 
 
-def label_namespace(cluster, namespace, labels):
-    """Set ``labels`` on an existing namespace (other labels kept); returns ``(the labels it changed, their values
-    before)`` (``{}`` when none, or when the namespace does not exist yet: it is then created with them)."""
-    current = cluster.get("Namespace", namespace, None, "v1")
-    changes, before = plan.namespace_label_changes(current, labels)
-    if changes:
-        patch_object(cluster.client, cluster.resource("Namespace", "v1"), namespace, {"metadata": {"labels": changes}})
-    return changes, before
-
-
 def ensure_operator_group(cluster, namespace, install_modes, target_namespaces, name, extra_spec=None):
     """Use the namespace's one OperatorGroup or create one (with ``extra_spec``: upgradeStrategy, serviceAccountName,
     selector); returns ``(created, operator_group)``."""

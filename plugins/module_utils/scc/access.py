@@ -119,11 +119,6 @@ def scc_cluster_role(scc):
     }
 
 
-def binding_name_of(binding):
-    """The name of a binding object."""
-    return (binding.get("metadata") or {}).get("name")
-
-
 def binding_name(scc):
     """oc names the RoleBinding and the ClusterRoleBinding alike: ``system:openshift:scc:<scc>`` (RoleBindingName)."""
     return rbac_name(scc)
