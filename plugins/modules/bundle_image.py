@@ -248,24 +248,14 @@ blobs:
   sample: {exists: 0, mounted: 0, uploaded: 3, copied: 0}
 """
 
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.bundle_image import (
     YAML_IMPORT_ERROR,
-    bundle_dockerfile,
-    bundle_facts,
-    bundle_labels,
-    dockerfile_bundle_dir,
-    read_bundle,
+    execute,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
     BUNDLE_IMAGE_UNUSED,
-    check_image_params,
-    publish_image,
-    registry_clients,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_layered_image
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
@@ -283,23 +273,6 @@ def argspec():
     )
     spec.update(registry_argspec())
     return spec
-
-
-def execute(module):
-    p = module.params
-    check_image_params(p)
-    bundle = read_bundle(p["path"])
-    target = parse_reference(p["image"]) if p["image"] and not p["dockerfile_only"] else None
-    result = dict(changed=False, warnings=list(bundle.warnings), **bundle_facts(bundle))
-    result["dockerfile"] = bundle_dockerfile(bundle, p["labels"], dockerfile_bundle_dir(p["path"], p["dockerfile_path"]))
-
-    def build():
-        image = build_layered_image(
-            bundle.contents, labels=bundle_labels(bundle, p["labels"]), manifest_format=p["manifest_format"], platform=p["platform"]
-        )
-        return image, registry_clients(p, target)[1]
-
-    return publish_image(p, result, target, build, check_mode=module.check_mode, diff=module._diff, keep_tag=False)
 
 
 def main():

@@ -341,13 +341,8 @@ warnings:
   sample: ["new catalog: package p channel stable: multiple channel heads found in graph: p.v1.0.0, p.v1.1.0"]
 """
 
-import contextlib
-import os
-
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import pulled_catalog
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.diff import diff_catalogs
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.diff import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
@@ -364,22 +359,6 @@ def argspec():
     )
     spec.update(registry_argspec())
     return spec
-
-
-def execute(module):
-    params = module.params
-    result = dict(changed=False)
-    with contextlib.ExitStack() as stack:
-        paths = {}
-        for side in ("old", "new"):
-            if params[side] is not None:
-                if not os.path.exists(params[side]):
-                    raise FBCError("%s catalog %s does not exist" % (side, params[side]))
-                paths[side] = params[side]
-            else:
-                paths[side], result[side + "_image"] = stack.enter_context(pulled_catalog(dict(params, source_image=params[side + "_image"])))
-        result.update(diff_catalogs(paths["old"], paths["new"]))
-    return result
 
 
 def main():

@@ -247,21 +247,14 @@ blobs:
   sample: {exists: 0, mounted: 1, uploaded: 2, copied: 0}
 """
 
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
     CATALOG_IMAGE_UNUSED,
-    catalog_dockerfile,
-    check_image_params,
-    publish_image,
-    registry_clients,
+    execute,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
     SCRATCH,
-    BaseImage,
-    build_catalog_image,
 )
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 
@@ -281,23 +274,6 @@ def argspec():
     )
     spec.update(registry_argspec())
     return spec
-
-
-def execute(module):
-    p = module.params
-    check_image_params(p)
-    result = dict(changed=False, dockerfile=catalog_dockerfile(p["path"], p["base_image"], p["builder_image"],
-                                                               p["labels"]))
-    target = parse_reference(p["image"]) if p["image"] and not p["dockerfile_only"] else None
-
-    def build():
-        base_ref = parse_reference(p["base_image"]) if p["base_image"] != SCRATCH else None
-        base_client, push_client = registry_clients(p, target, base_ref)
-        base = BaseImage.pull(base_ref, base_client, platform=p["platform"]) if base_ref is not None else None
-        image = build_catalog_image(p["path"], labels=p["labels"], base=base, manifest_format=p["manifest_format"], platform=p["platform"])
-        return image, push_client
-
-    return publish_image(p, result, target, build, check_mode=module.check_mode, diff=module._diff)
 
 
 def main():

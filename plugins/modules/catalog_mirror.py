@@ -360,7 +360,7 @@ warnings:
 """
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.args import select_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror_run import run_mirror
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror_run import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import registry_argspec
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
@@ -396,10 +396,6 @@ def argspec():
     )
     spec.update(registry_argspec())
     return spec
-
-
-def execute(module):
-    return run_mirror(module.params, check_mode=module.check_mode)
 
 
 def main():

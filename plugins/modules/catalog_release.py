@@ -271,25 +271,10 @@ csv_name:
   sample: kube-green.v0.7.2
 """
 
-
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import puller_factory
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import opm_compat_arg
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import (
-    check_branch_free,
-    check_signing_key,
-    checked_out_branches,
-    commit_release,
-    default_branch,
-    default_commit_message,
-    open_work_tree,
-    plan_release,
-    release_changes,
-    release_diff,
-    release_refs,
-)
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.release import execute
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import YAML_IMPORT_ERROR
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_argspec
-from ansible_collections.kubeforge.operators.plugins.module_utils.options import OptionError, Unused
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 from ansible_collections.kubeforge.operators.plugins.module_utils.runner import MaskingAnsibleModule, run_module
 
 UNUSED = (
@@ -321,40 +306,6 @@ def argspec():
     )
     spec.update(registry_argspec())
     return spec
-
-
-def execute(module):
-    p = module.params
-    if p["gpg_key"] and p["sign"] is False:
-        raise OptionError("sign=false contradicts gpg_key (a signing key always signs): drop one of them")
-    repo = open_work_tree(p["repo_path"])
-    branch, base, existing = release_refs(repo, p["branch"] or default_branch(p["package"], p["version"]),
-                                          p["base_ref"], base_given=p["base_ref"] != "HEAD")
-    start = existing or base
-    plan = plan_release(repo, start, p["package"], p["version"], p["bundle_path"],
-                        release_config=p["release_config"], bundle_image=p["bundle_image"],
-                        bundle_registry=p["bundle_registry"], lookup_paths=p["bundle_lookup"],
-                        puller_factory=puller_factory(p), opm_compat=opm_compat_arg(p["opm_compat"]),
-                        validate=p["validate"])
-    changes = release_changes(repo, start, plan)
-    result = dict(changed=bool(changes), branch=branch, commit=existing, base=start, files=sorted(changes),
-                  templates=plan.templates_changed, catalogs=plan.catalogs, validation=plan.validation,
-                  bundle_image=plan.bundle_image, csv_name=plan.csv_name, warnings=plan.warnings)
-    if module._diff and changes:
-        result["diff"] = release_diff(repo, start, changes)
-    if not changes:
-        return result
-    # also in check mode: a real run would fail
-    check_branch_free(branch, checked_out_branches(repo), repo.path, p["repo_path"], result)
-    if module.check_mode:
-        check_signing_key(repo, p["gpg_key"], p["sign"])
-        result["commit"] = None
-        return result
-    message = p["commit_message"] or default_commit_message(p["package"], p["version"])
-    result["commit"] = commit_release(repo, start, branch, changes, message, author_name=p["author_name"],
-                                      author_email=p["author_email"], signing_key=p["gpg_key"], sign=p["sign"],
-                                      old_branch_sha=existing)
-    return result
 
 
 def main():

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The bundle_image module's rules (no Ansible import): what an operator bundle directory must hold to become a
 registry+v1 bundle image, the image labels and the ``bundle.Dockerfile`` operator-sdk would generate for it, and
-the ``(directory, destination)`` pairs the image is built from (one layer each, like the Dockerfile's COPY lines).
+the ``(directory, destination)`` pairs the image is built from (one layer each, like the Dockerfile's COPY lines);
+``execute(module)`` is the module's run.
 
 operator-sdk (``internal/util/bundleutil``) writes ``metadata/annotations.yaml`` and ``bundle.Dockerfile`` from the
 same values, so every annotation is also an image label: the core bundle labels (media type, manifests and
@@ -36,6 +37,11 @@ except ImportError:
     yaml = None
     YAML_IMPORT_ERROR = traceback.format_exc()
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.image import (
+    check_image_params,
+    publish_image,
+    registry_clients,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import (
     FBCError,
@@ -44,6 +50,8 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
     decode_utf8,
 )
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import load_all_documents
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import build_layered_image
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 
 MEDIATYPE_LABEL = "operators.operatorframework.io.bundle.mediatype.v1"
 MANIFESTS_LABEL = "operators.operatorframework.io.bundle.manifests.v1"
@@ -288,3 +296,20 @@ def bundle_dockerfile(bundle, labels=None, bundle_dir=None):
 def bundle_facts(bundle):
     """The module's bundle results: ``package`` and ``csv`` (``name``, ``version``)."""
     return dict(package=bundle.package, csv=dict(name=bundle.csv_name, version=bundle.csv_version))
+
+
+def execute(module):
+    p = module.params
+    check_image_params(p)
+    bundle = read_bundle(p["path"])
+    target = parse_reference(p["image"]) if p["image"] and not p["dockerfile_only"] else None
+    result = dict(changed=False, warnings=list(bundle.warnings), **bundle_facts(bundle))
+    result["dockerfile"] = bundle_dockerfile(bundle, p["labels"], dockerfile_bundle_dir(p["path"], p["dockerfile_path"]))
+
+    def build():
+        image = build_layered_image(
+            bundle.contents, labels=bundle_labels(bundle, p["labels"]), manifest_format=p["manifest_format"], platform=p["platform"]
+        )
+        return image, registry_clients(p, target)[1]
+
+    return publish_image(p, result, target, build, check_mode=module.check_mode, diff=module._diff, keep_tag=False)

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The catalog_image module's rules, from module parameters (no Ansible import): which options go together, the
 Dockerfile ``opm generate dockerfile`` would write, which registry clients (and credentials) the base-image pull and
-the push use, and the image facts the module returns."""
+the push use, the image facts the module returns, and its run (``execute``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -17,7 +17,14 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors imp
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.args import REGISTRY_OPTION_NAMES, registry_client_kwargs
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import client_for
-from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import CONFIGS_DIR, SCRATCH, push_image, write_oci_layout
+from ansible_collections.kubeforge.operators.plugins.module_utils.oci.image import (
+    CONFIGS_DIR,
+    SCRATCH,
+    BaseImage,
+    build_catalog_image,
+    push_image,
+    write_oci_layout,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.reference import parse_reference
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused
 
@@ -154,3 +161,20 @@ def publish_image(params, result, target, build, check_mode=False, diff=False, k
         result["pushed"], result["blobs"] = push_image(push_client, target, image, check_mode=check_mode)
         result["changed"] |= result["pushed"]
     return result
+
+
+def execute(module):
+    p = module.params
+    check_image_params(p)
+    result = dict(changed=False, dockerfile=catalog_dockerfile(p["path"], p["base_image"], p["builder_image"],
+                                                               p["labels"]))
+    target = parse_reference(p["image"]) if p["image"] and not p["dockerfile_only"] else None
+
+    def build():
+        base_ref = parse_reference(p["base_image"]) if p["base_image"] != SCRATCH else None
+        base_client, push_client = registry_clients(p, target, base_ref)
+        base = BaseImage.pull(base_ref, base_client, platform=p["platform"]) if base_ref is not None else None
+        image = build_catalog_image(p["path"], labels=p["labels"], base=base, manifest_format=p["manifest_format"], platform=p["platform"])
+        return image, push_client
+
+    return publish_image(p, result, target, build, check_mode=module.check_mode, diff=module._diff)

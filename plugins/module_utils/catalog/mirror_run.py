@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One catalog_mirror run from module parameters: read the source (a catalog image and the images its kept bundles
 name, or a layout directory written before), plan, copy, push the rebuilt catalog, write the cluster resources.
-No Ansible imports: the module is glue around :func:`run_mirror`."""
+No Ansible imports: the module runs :func:`execute`, which is :func:`run_mirror` of its parameters."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -477,3 +477,7 @@ def run_mirror(params, check_mode=False):
         return run.run()
     finally:
         run.close()
+
+
+def execute(module):
+    return run_mirror(module.params, check_mode=module.check_mode)

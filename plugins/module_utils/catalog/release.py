@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A community-operators(-prod) release in a local git clone: the plan computed from a git ref (bundle files,
 release-config, templates, rendered and validated catalogs), then committed on a branch in a throw-away worktree
-so the user's work tree is never touched."""
+so the user's work tree is never touched. ``execute(module)`` is catalog_release's run."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,7 +16,8 @@ import shutil
 import subprocess
 import tempfile
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import build_lookup, cleanup_lookup, puller_factory
+from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import opm_compat_arg
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.templates import (
     dump_template,
     dump_yaml_document,
@@ -51,6 +52,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.e
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.util import check_safe_name
 from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, make_diff
 from ansible_collections.kubeforge.operators.plugins.module_utils.git import GitRepo
+from ansible_collections.kubeforge.operators.plugins.module_utils.options import OptionError
 
 _CATALOG_DIR_RE = re.compile(r"^v\d+\.\d+$")
 
@@ -417,3 +419,37 @@ def release_diff(repo, start, changes):
     """Ansible diffs of ``changes`` ({path: bytes}) against the files at ``start`` (files.make_diff)."""
     before = repo.read_blobs(start, sorted(changes))
     return [make_diff(path, before.get(path), data) for path, data in sorted(changes.items())]
+
+
+def execute(module):
+    p = module.params
+    if p["gpg_key"] and p["sign"] is False:
+        raise OptionError("sign=false contradicts gpg_key (a signing key always signs): drop one of them")
+    repo = open_work_tree(p["repo_path"])
+    branch, base, existing = release_refs(repo, p["branch"] or default_branch(p["package"], p["version"]),
+                                          p["base_ref"], base_given=p["base_ref"] != "HEAD")
+    start = existing or base
+    plan = plan_release(repo, start, p["package"], p["version"], p["bundle_path"],
+                        release_config=p["release_config"], bundle_image=p["bundle_image"],
+                        bundle_registry=p["bundle_registry"], lookup_paths=p["bundle_lookup"],
+                        puller_factory=puller_factory(p), opm_compat=opm_compat_arg(p["opm_compat"]),
+                        validate=p["validate"])
+    changes = release_changes(repo, start, plan)
+    result = dict(changed=bool(changes), branch=branch, commit=existing, base=start, files=sorted(changes),
+                  templates=plan.templates_changed, catalogs=plan.catalogs, validation=plan.validation,
+                  bundle_image=plan.bundle_image, csv_name=plan.csv_name, warnings=plan.warnings)
+    if module._diff and changes:
+        result["diff"] = release_diff(repo, start, changes)
+    if not changes:
+        return result
+    # also in check mode: a real run would fail
+    check_branch_free(branch, checked_out_branches(repo), repo.path, p["repo_path"], result)
+    if module.check_mode:
+        check_signing_key(repo, p["gpg_key"], p["sign"])
+        result["commit"] = None
+        return result
+    message = p["commit_message"] or default_commit_message(p["package"], p["version"])
+    result["commit"] = commit_release(repo, start, branch, changes, message, author_name=p["author_name"],
+                                      author_email=p["author_email"], signing_key=p["gpg_key"], sign=p["sign"],
+                                      old_branch_sha=existing)
+    return result

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, kubeforge.operators contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Template files as users keep them: read for editing (key order kept), written back as YAML or JSON, and
-queried (kind, images)."""
+queried (kind, images); ``execute(module)`` is catalog_template's run."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,15 +15,25 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with ansible-core; the modules report it missing
     yaml = None
 
+import os
+
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import CREDENTIALS_MESSAGE, has_credentials
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import render_bundle_dir_blob
-from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError, decode_utf8
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load_fs
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, PublishError, decode_utf8
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import get_ci, go_marshal_indent
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.imageref import check_image_reference
+from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.convert import (
+    convert_declcfg,
+    convert_fbc_stream,
+    dump_basic_template_json,
+    dump_basic_template_yaml,
+)
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.edit import (
     add_bundle,
     add_bundle_semver,
+    check_template_rewritable,
     latest_in_channel,
     remove_bundle,
     remove_bundle_semver,
@@ -32,6 +42,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.template.r
     SCHEMA_BASIC,
     SCHEMA_SEMVER,
 )
+from ansible_collections.kubeforge.operators.plugins.module_utils.files import FileOutput, read_bytes
 
 _YAML = {}
 
@@ -208,3 +219,71 @@ def latest_bundle(doc, kind, channel):
     if kind != "basic":
         raise PublishError("latest_in_channel needs a basic template (semver channels are generated at render time)")
     return latest_in_channel(doc, channel)
+
+
+def _convert(params):
+    src = params["convert_from"]
+    if os.path.isdir(src):
+        tpl = convert_declcfg(load_fs(src))
+    else:
+        data = read_bytes(src)
+        if data is None:
+            raise FBCError("convert_from %s not found" % src)
+        tpl = convert_fbc_stream(data, source=src)
+    return dump_basic_template_json(tpl) if params["format"] == "json" else dump_basic_template_yaml(tpl)
+
+
+def _edit(params, doc, kind, result):
+    """Apply remove_bundle then add_bundle; return (doc, changed)."""
+    changed = False
+    if params["remove_bundle"]:
+        doc, result["removed"] = remove_from_template(doc, kind, params["remove_bundle"], relink=params["relink"])
+        changed = bool(result["removed"])
+    spec = params["add_bundle"]
+    if spec:
+        doc, added = add_to_template(doc, kind, spec["image"], spec["channels"], name=spec["name"],
+                                     bundle_path=spec["bundle_path"], package=spec["package"],
+                                     replaces=spec["replaces"], skips=spec["skips"], skip_range=spec["skip_range"],
+                                     default_channel=spec["default_channel"])
+        changed = changed or added
+    return doc, changed
+
+
+def execute(module):
+    params = module.params
+    path = params["path"]
+    before = read_bytes(path)
+    result = dict(changed=False, path=path, created=before is None)
+
+    if params["convert_from"]:
+        after = _convert(params)
+        result["template_type"] = "basic"
+        result["images"] = template_images(load_template_for_edit(after))
+    else:
+        doc = load_template_for_edit(before, source=path) if before is not None else None
+        if doc is None and (params["remove_bundle"] or params["latest_in_channel"]):
+            raise PublishError("template %s not found or empty" % path)
+        kind = template_kind(doc) if doc is not None else params["template_type"]
+        if doc is not None and params["template_type"] != "basic" and params["template_type"] != kind:
+            raise PublishError("template_type %s does not apply: %s is a %s template" % (params["template_type"], path, kind))
+        if before is not None and params["format"] != "yaml" and params["format"] != text_format(before):
+            raise PublishError("format %s does not apply: %s exists and keeps its format (%s)" % (params["format"], path, text_format(before)))
+        result["template_type"] = kind
+        if params["latest_in_channel"]:
+            result["latest"] = latest_bundle(doc, kind, params["latest_in_channel"])
+            result["images"] = template_images(doc)
+            return result
+        doc, changed = _edit(params, doc, kind, result)
+        result["images"] = template_images(doc)
+        if not changed:
+            return result
+        check_template_rewritable(before, path)
+        after = dump_template(doc, text_format(before) if before is not None else params["format"])
+
+    with FileOutput(check_mode=module.check_mode, diff=module._diff) as output:
+        output.write(path, after)
+        output.commit()
+    result["changed"] = output.changed
+    if module._diff and output.diffs:
+        result["diff"] = output.diffs[0]
+    return result
