@@ -90,6 +90,8 @@ notes:
   - Check mode applies everything with server-side dry run, so the API server validates each object. Objects in a
     namespace that does not exist yet, and custom resources whose CRD is not installed yet, cannot be dry-run; they
     are reported in RV(objects) with C(action=created) and C(validated=false).
+  - Every step is decided before the first write; an object whose kind the cluster does not serve, and which no CRD
+    of the manifests defines, fails the run before anything is applied (also in check mode).
   - OLM's manifests give its service account cluster-admin rights; download them only from a trusted source.
   - The quickstart files committed in OLM's source tree (C(deploy/upstream/quickstart)) are older than the release
     downloads of the same tag (v0.46.0's lack the OLMConfig CRD); the module warns when C(crds.yaml) has no OLMConfig

@@ -13,6 +13,9 @@ Deployments and a wait for the ``packageserver`` CSV to reach ``Succeeded``. Her
 - ``openshift_evidence`` tells OpenShift from a cluster that merely has OpenShift-named CRDs, from APIService
   objects (an aggregated API served by a Service, not a ``Local`` CRD-backed group);
 - ``assess_existing`` classifies what is already on the cluster before anything is applied;
+- ``plan_steps`` decides every step of a run (apply, check mode's predictions, waits) from what the cluster has
+  before the first write, so check mode runs the same steps as a real run (as dry runs) and a kind the cluster
+  does not serve is refused before anything is written;
 - ``crd_verdict``, ``deployment_verdict`` and ``csv_verdict`` are ``(status, message)`` readings for watch waits.
 
 No Ansible or kubernetes imports: everything here is testable with literal objects and the real manifests.
@@ -387,3 +390,53 @@ def settled(kind):
     """Watch predicate for ``kind``: its verdict is no longer ``waiting``."""
     verdict = VERDICTS[kind]
     return lambda obj: verdict(obj)[0] != WAITING
+
+
+# ------------------------------------------------------------------------------------------------ the run's steps
+
+APPLY = "apply"  # server-side apply (a dry run in check mode)
+PREDICT = "predict"  # check mode: reported as created, unvalidated (its namespace or its kind comes with this install)
+ESTABLISHED = "established"  # wait until a CRD is Established
+ROLLOUT = "rollout"  # wait until a Deployment has rolled out (its pods watched for failures)
+SUCCEEDED = "succeeded"  # wait until a CSV has Succeeded
+
+Step = namedtuple("Step", ["action", "ref", "obj"])
+
+
+def api_group(api_version):
+    return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+
+def crd_kinds(crds):
+    """``{(group, kind): CRD name}`` of the kinds the CRDs ``crds`` define."""
+    return {((crd.get("spec") or {}).get("group"), ((crd.get("spec") or {}).get("names") or {}).get("kind")): object_ref(crd).name for crd in crds}
+
+
+def plan_steps(manifests, namespaces, served, check_mode, wait):
+    """Every step of one olm_install run, in order, decided before the first write (a list of ``Step``).
+
+    ``manifests``: ``plan_install``'s ``OLMManifests``; ``namespaces``: the names of the namespaces that exist;
+    ``served``: the ``(apiVersion, kind)`` pairs the cluster serves now. CRDs first, Established before anything else
+    (in a real run); the other objects in order: in check mode an object can only be dry-run when its namespace and
+    its kind exist already, the others are predicted. A kind neither served nor defined by the manifests' CRDs is
+    refused here (``ManifestError``), before anything is applied. With ``wait`` (a real run), the Deployments roll
+    out, then the CSVs succeed.
+    """
+    new_kinds = crd_kinds(manifests.crds)
+    steps = [Step(APPLY, object_ref(crd), crd) for crd in manifests.crds]
+    if not check_mode:
+        steps.extend(Step(ESTABLISHED, object_ref(crd), crd) for crd in manifests.crds)
+    for obj in manifests.objects:
+        ref = object_ref(obj)
+        kind_served = (ref.api_version, ref.kind) in served
+        if not kind_served and (api_group(ref.api_version), ref.kind) not in new_kinds:
+            raise ManifestError(f"{ref_text(ref)}: the cluster does not serve {ref.api_version} {ref.kind}")
+        if check_mode and (not kind_served or (ref.namespace and ref.namespace not in namespaces)):
+            steps.append(Step(PREDICT, ref, obj))
+        else:
+            steps.append(Step(APPLY, ref, obj))
+    if wait and not check_mode:
+        by_ref = {object_ref(obj): obj for obj in manifests.objects}
+        steps.extend(Step(ROLLOUT, ref, by_ref[ref]) for ref in manifests.deployments)
+        steps.extend(Step(SUCCEEDED, ref, by_ref.get(ref)) for ref in manifests.csvs)
+    return steps

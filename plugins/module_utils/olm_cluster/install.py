@@ -4,9 +4,11 @@
 """Cluster glue of the olm_install module: install OLM v0 from its release manifests, as upstream's install.sh does.
 
 Steps: detect OpenShift (a no-op there); read ``crds.yaml`` and ``olm.yaml`` (a directory, or a download); classify
-what is already installed and refuse to install a second OLM over a foreign one; server-side apply the CRDs and
-watch until they are Established; server-side apply the rest in order; optionally watch the Deployments and CSVs
-until they are ready. The rules are pure code in ``olm/manifests.py``; this file only does I/O through the k8s
+what is already installed and refuse to install a second OLM over a foreign one; read which namespaces exist and
+which kinds the cluster serves, and let ``olm/manifests.py`` decide every step (``plan_steps``) before the first
+write; then run them: server-side apply the CRDs and watch until they are Established, server-side apply the rest
+in order, optionally watch the Deployments and CSVs until they are ready. Check mode runs the same steps as dry runs
+(without the waits). The rules are pure code in ``olm/manifests.py``; this file only does I/O through the k8s
 adapter and ``ansible.module_utils.urls``.
 """
 
@@ -21,7 +23,7 @@ from ansible.module_utils.urls import open_url
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import excerpt
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import FIELD_MANAGER, apply, detect_openshift
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, KindNotFoundError, ResourceTimeoutError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import get_object, to_dict
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.observe import Source, observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch import watch_until
@@ -194,16 +196,21 @@ class _Run:
         return obj
 
 
-def _crd_kinds(crds):
-    kinds = set()
-    for crd in crds:
-        spec = crd.get("spec") or {}
-        kinds.add((spec.get("group"), (spec.get("names") or {}).get("kind")))
-    return kinds
-
-
-def _group(api_version):
-    return api_version.split("/", 1)[0] if "/" in api_version else ""
+def _served_kinds(cluster, manifests, existing_crds, check_mode):
+    """The ``(apiVersion, kind)`` pairs of the manifests' objects the cluster serves now. A kind the manifests' own
+    CRDs define is looked up in check mode only, and only when its CRD exists (a real run applies the CRDs first)."""
+    new_kinds = mf.crd_kinds(manifests.crds)
+    served = set()
+    for api_version, kind in dict.fromkeys((ref.api_version, ref.kind) for ref in map(mf.object_ref, manifests.objects)):
+        crd = new_kinds.get((mf.api_group(api_version), kind))
+        if crd is not None and (not check_mode or existing_crds.get(crd) is None):
+            continue
+        try:
+            cluster.resource(kind, api_version)
+        except KindNotFoundError:
+            continue
+        served.add((api_version, kind))
+    return served
 
 
 def execute(module, opener=open_url):
@@ -250,40 +257,27 @@ def execute(module, opener=open_url):
 
     deadline = Deadline(p["wait_timeout"])
     run = _Run(module, result, deadline)
-
-    # 1. CRDs, then wait until every one is Established (the objects below need them), also with wait=false.
-    for crd in plan.crds:
-        run.apply(crd, crd_resource)
-    if not module.check_mode:
-        for crd in plan.crds:
-            run.wait(mf.object_ref(crd), crd_resource)
-
-    # 2. Everything else in order. In check mode an object can only be dry-run when its namespace and its kind
-    #    exist already; the others are reported as to be created, unvalidated.
     namespace_resource = module.cluster.resource("Namespace", "v1")
     existing_namespaces = {ns for ns in plan.namespaces if get_object(client, namespace_resource, ns) is not None}
-    new_kinds = _crd_kinds(plan.crds)
-    for obj in plan.objects:
-        ref = mf.object_ref(obj)
-        if module.check_mode and ref.namespace and ref.namespace not in existing_namespaces:
-            run.record(ref, "created", validated=False)
-            continue
-        try:
-            resource = module.cluster.resource(ref.kind, ref.api_version)
-        except K8sError:
-            if module.check_mode and (_group(ref.api_version), ref.kind) in new_kinds:
-                run.record(ref, "created", validated=False)
-                continue
-            raise run.fail(f"{mf.ref_text(ref)}: the cluster does not serve {ref.api_version} {ref.kind}") from None
-        run.apply(obj, resource)
-
-    # 3. Optionally wait for OLM to run: Deployments rolled out, then the CSVs (packageserver) Succeeded.
-    if p["wait"] and not module.check_mode:
-        by_ref = {mf.object_ref(obj): obj for obj in plan.objects}
-        for ref in plan.deployments:
-            run.wait_rollout(by_ref[ref])
-        for ref in plan.csvs:
-            run.wait(ref)
+    served = _served_kinds(module.cluster, plan, existing_crds, module.check_mode)
+    try:
+        steps = mf.plan_steps(plan, existing_namespaces, served, module.check_mode, p["wait"])
+    except mf.ManifestError as exc:  # refused before the first write
+        exc.result.update(run.partial())
+        raise
+    for step in steps:
+        if step.action == mf.APPLY:
+            try:
+                resource = module.cluster.resource(step.ref.kind, step.ref.api_version)
+            except KindNotFoundError:  # a kind of the manifests' CRDs, not served once they are Established
+                raise run.fail(f"{mf.ref_text(step.ref)}: the cluster does not serve {step.ref.api_version} {step.ref.kind}") from None
+            run.apply(step.obj, resource)
+        elif step.action == mf.PREDICT:
+            run.record(step.ref, "created", validated=False)
+        elif step.action == mf.ROLLOUT:
+            run.wait_rollout(step.obj)
+        else:  # ESTABLISHED, SUCCEEDED
+            run.wait(step.ref, crd_resource if step.action == mf.ESTABLISHED else None)
     result = run.partial()
     result["duration"] = deadline.elapsed()
     result["created"] = [_text(o) for o in run.objects if o["action"] == "created"]

@@ -315,6 +315,20 @@ def test_install_waits_is_idempotent_downloads_and_repairs(run_module, kubeconfi
     assert missing.get("failed") is True and f"{base}v0.0.1/crds.yaml" in missing["msg"] and "HTTP 404" in missing["msg"], missing
 
 
+def test_a_kind_the_cluster_does_not_serve_is_refused_before_the_first_write(run_module, kubeconfig, mini, apis):
+    olm = Path(mini["dir"], "olm.yaml")
+    gadget = {"apiVersion": "gadgets.example.invalid/v1", "kind": "Gadget", "metadata": {"name": "g"}}
+    olm.write_text(olm.read_text().rstrip("\n") + "\n---\n" + yaml.safe_dump(gadget))
+    for check_mode in (True, False):
+        result = install(run_module, kubeconfig, check_mode=check_mode, manifests_dir=mini["dir"], catalog_source=False)
+        assert result.get("failed") is True, result
+        assert "Gadget g: the cluster does not serve gadgets.example.invalid/v1 Gadget" in result["msg"], result["msg"]
+        assert result["changed"] is False and result["objects"] == [], result
+    # nothing was written: neither the CRD (first in a real run) nor the namespaces
+    assert read(apis["ext"].read_custom_resource_definition, mini["crd"]) is None
+    assert read(apis["core"].read_namespace, mini["ns"]) is None
+
+
 def test_wait_timeout_reports_the_object_and_partial_result(run_module, kubeconfig, mini):
     # a Deployment whose pods never become ready (the testbed's KWOK stage for this image)
     olm = Path(mini["dir"], "olm.yaml")

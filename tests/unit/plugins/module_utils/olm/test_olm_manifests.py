@@ -289,3 +289,120 @@ def test_waiting_messages_carry_details():
         "Failed: ComponentUnhealthy: apiServices not installed"
     )
     assert "0/1 available" in mf.deployment_verdict(dep(available=0))[1]
+
+
+# ------------------------------------------------------------------------------------------------ plan_steps
+
+CORE_KINDS = {
+    ("v1", "Namespace"),
+    ("v1", "ServiceAccount"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ("apps/v1", "Deployment"),
+}
+OLM_KINDS = {
+    ("operators.coreos.com/v1", "OperatorGroup"),
+    ("operators.coreos.com/v1alpha1", "ClusterServiceVersion"),
+    ("operators.coreos.com/v1alpha1", "CatalogSource"),
+}
+
+
+def steps_of(plan, namespaces=(), served=CORE_KINDS, check_mode=False, wait=False):
+    return [(step.action, mf.ref_text(step.ref)) for step in mf.plan_steps(plan, set(namespaces), served, check_mode, wait)]
+
+
+def objects_by_action(steps):
+    out = {}
+    for action, ref in steps:
+        if not ref.startswith("CustomResourceDefinition "):
+            out.setdefault(action, []).append(ref)
+    return out
+
+
+def test_a_real_run_applies_the_crds_waits_for_them_then_applies_everything_in_order(plan):
+    steps = steps_of(plan)
+    crds = [f"CustomResourceDefinition {mf.object_ref(c).name}" for c in plan.crds]
+    assert steps[: 2 * len(crds)] == [(mf.APPLY, c) for c in crds] + [(mf.ESTABLISHED, c) for c in crds]
+    assert steps[2 * len(crds) :] == [(mf.APPLY, r) for r in refs(plan.objects)]  # the OLM kinds come with the CRDs
+
+
+def test_a_real_run_with_wait_rolls_out_the_deployments_then_the_csvs(plan):
+    waits = [s for s in steps_of(plan, wait=True) if s[0] in (mf.ROLLOUT, mf.SUCCEEDED)]
+    assert waits == [
+        (mf.ROLLOUT, "Deployment olm/olm-operator"),
+        (mf.ROLLOUT, "Deployment olm/catalog-operator"),
+        (mf.SUCCEEDED, "ClusterServiceVersion olm/packageserver"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("case", "namespaces", "served", "predicted"),
+    [
+        # a fresh cluster: namespaces and cluster-scoped core objects dry-run; what lives in a new namespace and the OLM kinds cannot
+        (
+            "fresh",
+            (),
+            CORE_KINDS,
+            [
+                "ServiceAccount olm/olm-operator-serviceaccount",
+                "Deployment olm/olm-operator",
+                "Deployment olm/catalog-operator",
+                "OperatorGroup operators/global-operators",
+                "OperatorGroup olm/olm-operators",
+                "ClusterServiceVersion olm/packageserver",
+                "CatalogSource olm/operatorhubio-catalog",
+            ],
+        ),
+        # OLM's CRDs served, its namespaces there: everything is dry-run by the API server
+        ("installed", ("olm", "operators"), CORE_KINDS | OLM_KINDS, []),
+        # the CRDs are served but the namespaces are not there yet
+        (
+            "crds-only",
+            (),
+            CORE_KINDS | OLM_KINDS,
+            [
+                "ServiceAccount olm/olm-operator-serviceaccount",
+                "Deployment olm/olm-operator",
+                "Deployment olm/catalog-operator",
+                "OperatorGroup operators/global-operators",
+                "OperatorGroup olm/olm-operators",
+                "ClusterServiceVersion olm/packageserver",
+                "CatalogSource olm/operatorhubio-catalog",
+            ],
+        ),
+        # namespaces there, OLM's kinds not served yet: only those are predicted
+        (
+            "namespaces-only",
+            ("olm", "operators"),
+            CORE_KINDS,
+            [
+                "OperatorGroup operators/global-operators",
+                "OperatorGroup olm/olm-operators",
+                "ClusterServiceVersion olm/packageserver",
+                "CatalogSource olm/operatorhubio-catalog",
+            ],
+        ),
+    ],
+)
+def test_check_mode_dry_runs_what_it_can_and_predicts_the_rest(plan, case, namespaces, served, predicted):
+    steps = steps_of(plan, namespaces, served, check_mode=True, wait=True)
+    by_action = objects_by_action(steps)
+    assert by_action.get(mf.PREDICT, []) == predicted
+    assert sorted(by_action[mf.APPLY] + by_action.get(mf.PREDICT, [])) == sorted(refs(plan.objects))  # every object, once
+    assert {a for a, _ in steps} <= {mf.APPLY, mf.PREDICT}  # no waits in check mode
+    crds = [(mf.APPLY, f"CustomResourceDefinition {mf.object_ref(c).name}") for c in plan.crds]
+    assert [s for s in steps if s[1].startswith("CustomResourceDefinition ")] == crds
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_a_kind_the_cluster_does_not_serve_is_refused_before_any_step(plan, check_mode):
+    served = CORE_KINDS - {("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")}
+    message = r"^ClusterRoleBinding olm-operator-binding-olm: the cluster does not serve rbac.authorization.k8s.io/v1 ClusterRoleBinding$"
+    with pytest.raises(ManifestError, match=message):
+        mf.plan_steps(plan, set(), served, check_mode, True)
+
+
+def test_crd_kinds_names_each_kinds_crd(plan):
+    kinds = mf.crd_kinds(plan.crds)
+    assert kinds[("operators.coreos.com", "OperatorGroup")] == "operatorgroups.operators.coreos.com"
+    assert len(kinds) == len(plan.crds)
