@@ -1,10 +1,13 @@
-"""The fakes of the unit tests: one ``FakeModule`` (AnsibleModule, or a KubeforgeModule handed to glue code) and one
-fake dynamic client (``FakeDynamicClient``, kubernetes.dynamic's client with its discovery). Both record what the code
+"""The fakes of the unit tests: one ``FakeModule`` (AnsibleModule, or a KubeforgeModule handed to glue code), one
+fake dynamic client (``FakeDynamicClient``, kubernetes.dynamic's client with its discovery) and, for the watch
+engine, a resource with scripted LIST and WATCH answers (``ScriptedResource``). Both record what the code
 under test asked for, so tests assert on requests as well as on results.
 """
 
 import copy
 import json
+import threading
+import time
 
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
@@ -329,3 +332,32 @@ class WatchResponse:
 
     def release_conn(self):
         pass
+
+
+class ScriptedResource:
+    """A resource for the watch engine (``observe``, ``watch_until``) with its answers scripted: LISTs answer
+    ``listings`` in order (an exception among them is raised), the last one again once they run out; WATCHes answer
+    ``streams`` in order (an exception is raised, a list is streamed as ``WatchResponse`` streams it), then stay open
+    and quiet until ``closed`` is set. Each LIST's parameters are in ``list_calls`` and its ``time.monotonic()`` in
+    ``list_times``; each WATCH's parameters in ``watch_calls``."""
+
+    def __init__(self, listings, streams=(), kind="ConfigMap"):
+        self.kind = kind
+        self.listings = list(listings)
+        self.streams = list(streams)
+        self.list_calls, self.list_times, self.watch_calls = [], [], []
+        self.closed = threading.Event()
+
+    def get(self, namespace=None, watch=False, serialize=True, _preload_content=True, **params):
+        if watch:
+            self.watch_calls.append(dict(params, namespace=namespace))
+            stream = self.streams.pop(0) if self.streams else []
+            if isinstance(stream, Exception):
+                raise stream
+            return WatchResponse(stream, self.closed)
+        self.list_calls.append(dict(params, namespace=namespace))
+        self.list_times.append(time.monotonic())
+        item = self.listings.pop(0) if len(self.listings) > 1 else self.listings[0]
+        if isinstance(item, Exception):
+            raise item
+        return item

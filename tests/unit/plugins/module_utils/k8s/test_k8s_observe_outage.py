@@ -5,12 +5,11 @@ The dynamic client (lib.fakes), its resources and their streams are fakes (conne
 code runs against a restarted kube-apiserver in tests/integration/canary/test_canary_resilience.py.
 """
 
-import threading
 import time
 
 import pytest
 from kubernetes.client.rest import ApiException
-from lib.fakes import FakeDynamicClient, WatchResponse
+from lib.fakes import FakeDynamicClient, ScriptedResource
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
@@ -65,27 +64,9 @@ def test_retry_pauses_double_up_to_the_maximum():
     assert [kf_observe.retry_pause(n) for n in range(1, 8)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0]
 
 
-class FakeResource:
-    """A resource whose LISTs fail with ``failures`` (in order, then succeed) and whose watches stay quiet until
-    ``closed`` is set (through ``watch()`` or a ``get(watch=True)`` streamed by kubernetes' Watch)."""
-
-    kind = "ConfigMap"
-
-    def __init__(self, failures):
-        self.failures = list(failures)
-        self.lists = []
-        self.closed = threading.Event()
-
-    def get(self, namespace=None, watch=False, **params):
-        if watch:
-            return WatchResponse([], self.closed)
-        self.lists.append(time.monotonic())
-        if self.failures:
-            raise self.failures.pop(0)
-        return {"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "cm", "namespace": namespace}}]}
-
-    def watch(self, namespace=None, resource_version=None, timeout=None, watcher=None, **params):
-        yield from WatchResponse([], self.closed).stream()
+def failing_then_listed(failures):
+    """LISTs fail with ``failures`` (in order), then answer one ConfigMap; watches stay quiet."""
+    return ScriptedResource(list(failures) + [{"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "cm", "namespace": "ns"}}]}])
 
 
 @pytest.fixture
@@ -107,14 +88,14 @@ def watch_one(resource, timeout=10):
 
 def test_an_api_server_away_for_many_retries_is_waited_for(fast_retries):
     """Twelve refused LISTs in a row (the old limit gave up after five): the source is listed once the server answers."""
-    resource = FakeResource([refused() for _attempt in range(12)] + [api_error(503)])
+    resource = failing_then_listed([refused() for _attempt in range(12)] + [api_error(503)])
     assert watch_one(resource) == ["cm"]
-    assert len(resource.lists) == 14
+    assert len(resource.list_times) == 14
 
 
 def test_an_api_server_that_stays_away_fails_after_transient_seconds(fast_retries, monkeypatch):
     monkeypatch.setattr(kf_observe, "TRANSIENT_SECONDS", 0.2)
-    resource = FakeResource([refused() for _attempt in range(100_000)])
+    resource = failing_then_listed([refused() for _attempt in range(100_000)])
     started = time.monotonic()
     with pytest.raises(K8sError, match="Failed to watch maps: .*Connection refused") as failure:
         watch_one(resource)
@@ -122,13 +103,13 @@ def test_an_api_server_that_stays_away_fails_after_transient_seconds(fast_retrie
     assert 0.2 <= time.monotonic() - started < 5
     # the window runs from the first failure's handling to the last one's: each comes a moment after its LIST began
     # (on a loaded machine, milliseconds), so the LISTs themselves span the window less that moment
-    assert resource.lists[-1] - resource.lists[0] >= 0.15, resource.lists[-1] - resource.lists[0]
-    assert len(resource.lists) > 5
+    assert resource.list_times[-1] - resource.list_times[0] >= 0.15, resource.list_times[-1] - resource.list_times[0]
+    assert len(resource.list_times) > 5
 
 
 def test_a_real_error_fails_at_once(fast_retries):
-    resource = FakeResource([api_error(403)])
+    resource = failing_then_listed([api_error(403)])
     with pytest.raises(K8sError) as failure:
         watch_one(resource)
     assert failure.value.status == 403
-    assert len(resource.lists) == 1
+    assert len(resource.list_times) == 1

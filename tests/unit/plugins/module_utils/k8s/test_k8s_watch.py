@@ -7,46 +7,16 @@ integration tests run the same code against the testbed's kube-apiserver, restar
 """
 
 import functools
-import threading
 import time
 
 import pytest
 from kubernetes.client.rest import ApiException
-from lib.fakes import WATCH_CLOSE, WatchResponse
+from lib.fakes import WATCH_CLOSE, ScriptedResource
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import watch as kf_watch
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError, ResourceTimeoutError
-
-
-class FakeResource:
-    """LISTs answer ``listings`` in order (an exception is raised), the last one again once they run out; WATCHes
-    answer ``streams`` in order (an exception is raised, a list is streamed), then stay open and quiet."""
-
-    kind = "CatalogSource"
-
-    def __init__(self, listings, streams=()):
-        self.listings = list(listings)
-        self.streams = list(streams)
-        self.list_calls = []
-        self.watch_calls = []
-        self.closed = threading.Event()
-
-    def get(self, namespace=None, watch=False, serialize=True, _preload_content=True, **params):
-        if watch:
-            self.watch_calls.append(dict(params, namespace=namespace))
-            if not self.streams:
-                return WatchResponse([], self.closed)
-            stream = self.streams.pop(0)
-            if isinstance(stream, Exception):
-                raise stream
-            return WatchResponse(stream, self.closed)
-        self.list_calls.append(dict(params, namespace=namespace))
-        item = self.listings.pop(0) if len(self.listings) > 1 else self.listings[0]
-        if isinstance(item, Exception):
-            raise item
-        return item
 
 
 def obj(state, rv="1"):
@@ -87,14 +57,14 @@ def run(resource, predicate=ready, timeout=10, name="cs", namespace="olm", tick=
 
 
 def test_already_satisfied_returns_the_listed_object():
-    resource = FakeResource([listing([obj("READY")])])
+    resource = ScriptedResource([listing([obj("READY")])])
     assert run(resource) == obj("READY")
     assert resource.list_calls[0] == {"namespace": "olm", "field_selector": "metadata.name=cs"}
 
 
 def test_watches_from_the_list_resource_version_until_the_predicate_holds():
     stream = [event("BOOKMARK", {"metadata": {"resourceVersion": "101"}}), event("MODIFIED", obj("CONNECTING", "2")), event("MODIFIED", obj("READY", "3"))]
-    resource = FakeResource([listing([obj("IDLE")])], [stream])
+    resource = ScriptedResource([listing([obj("IDLE")])], [stream])
     assert run(resource) == obj("READY", "3")
     call = resource.watch_calls[0]
     assert call["resource_version"] == "100" and call["field_selector"] == "metadata.name=cs" and call["namespace"] == "olm"
@@ -102,30 +72,30 @@ def test_watches_from_the_list_resource_version_until_the_predicate_holds():
 
 
 def test_object_appearing_later():
-    resource = FakeResource([listing([])], [[event("ADDED", obj("READY"))]])
+    resource = ScriptedResource([listing([])], [[event("ADDED", obj("READY"))]])
     assert run(resource) == obj("READY")
 
 
 def test_wait_for_absence_sees_deleted_as_none():
-    resource = FakeResource([listing([obj("READY")])], [[event("MODIFIED", obj("READY")), event("DELETED", obj("READY"))]])
+    resource = ScriptedResource([listing([obj("READY")])], [[event("MODIFIED", obj("READY")), event("DELETED", obj("READY"))]])
     assert run(resource, predicate=kf_watch.absent) is None
 
 
 def test_gone_error_event_relists_and_watches_from_the_new_version():
-    resource = FakeResource([listing([obj("IDLE")], "100"), listing([obj("IDLE")], "200")], [[gone()], [event("MODIFIED", obj("READY"))]])
+    resource = ScriptedResource([listing([obj("IDLE")], "100"), listing([obj("IDLE")], "200")], [[gone()], [event("MODIFIED", obj("READY"))]])
     assert run(resource) == obj("READY")
     assert [c["resource_version"] for c in resource.watch_calls] == ["100", "200"]
 
 
 def test_gone_api_exception_relists():
-    resource = FakeResource([listing([obj("IDLE")], "100"), listing([obj("READY")], "250")], [ApiException(status=410, reason="Gone")])
+    resource = ScriptedResource([listing([obj("IDLE")], "100"), listing([obj("READY")], "250")], [ApiException(status=410, reason="Gone")])
     assert run(resource) == obj("READY")
     assert len(resource.list_calls) == 2
 
 
 def test_stream_closed_by_the_server_relists():
     streams = [[WATCH_CLOSE], [event("MODIFIED", obj("IDLE")), WATCH_CLOSE]]
-    resource = FakeResource([listing([obj("IDLE")]), listing([obj("IDLE")]), listing([obj("READY")])], streams)
+    resource = ScriptedResource([listing([obj("IDLE")]), listing([obj("IDLE")]), listing([obj("READY")])], streams)
     assert run(resource) == obj("READY")
     assert len(resource.list_calls) == 3
 
@@ -143,7 +113,7 @@ def test_timeout_carries_the_last_seen_object(monkeypatch):
         return time.monotonic() + (60 if judged and judged[-1] == obj("TRANSIENT_FAILURE", "8") else 0)
 
     monkeypatch.setattr(kf_watch, "observe", functools.partial(kf_observe.observe, clock=clock))
-    resource = FakeResource([listing([obj("IDLE")])], [[event("MODIFIED", obj("CONNECTING", "7")), event("MODIFIED", obj("TRANSIENT_FAILURE", "8"))]])
+    resource = ScriptedResource([listing([obj("IDLE")])], [[event("MODIFIED", obj("CONNECTING", "7")), event("MODIFIED", obj("TRANSIENT_FAILURE", "8"))]])
     with pytest.raises(ResourceTimeoutError) as info:
         run(resource, predicate=ready_recording, timeout=30)
     err = info.value
@@ -156,14 +126,14 @@ def test_timeout_carries_the_last_seen_object(monkeypatch):
 def test_timeout_when_the_object_never_exists():
     started = time.monotonic()
     with pytest.raises(ResourceTimeoutError) as info:
-        run(FakeResource([listing([])]), timeout=0.2)
+        run(ScriptedResource([listing([])]), timeout=0.2)
     assert info.value.last_object is None
     assert info.value.duration >= 0.2 and time.monotonic() - started >= 0.2  # the real clock's deadline, never early
 
 
 @pytest.mark.parametrize(("state", "ends"), [("READY", "returns"), ("IDLE", "times out")])
 def test_zero_timeout_checks_once(state, ends):
-    resource = FakeResource([listing([obj(state)])])
+    resource = ScriptedResource([listing([obj(state)])])
     if ends == "returns":
         assert run(resource, timeout=0) == obj(state)
     else:
@@ -174,7 +144,7 @@ def test_zero_timeout_checks_once(state, ends):
 
 
 def test_a_watch_refused_for_real_fails_with_its_status():
-    resource = FakeResource([listing([obj("IDLE")])], [ApiException(status=403, reason="Forbidden")])
+    resource = ScriptedResource([listing([obj("IDLE")])], [ApiException(status=403, reason="Forbidden")])
     with pytest.raises(K8sError, match="^Failed to watch CatalogSource olm/cs: ") as info:
         run(resource)
     assert info.value.status == 403
@@ -183,7 +153,7 @@ def test_a_watch_refused_for_real_fails_with_its_status():
 
 def test_an_error_event_other_than_gone_fails():
     bad = {"type": "ERROR", "object": {"kind": "Status", "code": 403, "reason": "Forbidden", "message": "no watch for you"}}
-    resource = FakeResource([listing([obj("IDLE")])], [[bad]])
+    resource = ScriptedResource([listing([obj("IDLE")])], [[bad]])
     with pytest.raises(K8sError, match="no watch for you") as info:
         run(resource)
     assert info.value.status == 403
@@ -192,7 +162,7 @@ def test_an_error_event_other_than_gone_fails():
 @pytest.mark.parametrize("failure", [refused(), ApiException(status=503, reason="Service Unavailable"), ApiException(status=429, reason="Too Many")])
 def test_an_api_server_restart_is_ridden_out(fast_retries, failure):
     """LISTs refused or answered 5xx/429 (kube-apiserver restarting) are repeated; the wait goes on."""
-    resource = FakeResource([failure, failure, failure, listing([obj("IDLE")], "300"), listing([obj("READY")])], [refused(), [WATCH_CLOSE]])
+    resource = ScriptedResource([failure, failure, failure, listing([obj("IDLE")], "300"), listing([obj("READY")])], [refused(), [WATCH_CLOSE]])
     assert run(resource) == obj("READY")
     assert len(resource.list_calls) >= 5  # the fifth sees READY (a sixth may follow the stream's end meanwhile)
 
@@ -200,17 +170,17 @@ def test_an_api_server_restart_is_ridden_out(fast_retries, failure):
 def test_an_api_server_that_stays_away_fails_the_wait(fast_retries, monkeypatch):
     monkeypatch.setattr(kf_observe, "TRANSIENT_SECONDS", 0.2)
     with pytest.raises(K8sError, match="Connection refused"):
-        run(FakeResource([refused()]), timeout=30)
+        run(ScriptedResource([refused()]), timeout=30)
 
 
 def test_cluster_scoped_objects_have_no_namespace():
-    resource = FakeResource([listing([obj("READY")])])
+    resource = ScriptedResource([listing([obj("READY")])])
     run(resource, namespace=None)
     assert resource.list_calls[0]["namespace"] is None
 
 
 def test_resource_found_through_discovery_when_not_given(monkeypatch):
-    resource = FakeResource([listing([obj("READY")])])
+    resource = ScriptedResource([listing([obj("READY")])])
     seen = []
 
     def fake_find(client, kind, api_version):
@@ -234,20 +204,20 @@ def test_a_tick_asks_the_predicate_again_without_a_change():
         asked.append(time.monotonic())
         return len(asked) >= 3
 
-    assert run(FakeResource([listing([obj("IDLE")])]), predicate=late, tick=0.05) == obj("IDLE")
+    assert run(ScriptedResource([listing([obj("IDLE")])]), predicate=late, tick=0.05) == obj("IDLE")
     assert len(asked) == 3 and asked[-1] - asked[0] >= 0.09
 
 
 def test_undecodable_stream_relists():
     """A stream the client cannot decode is followed by a fresh list."""
-    resource = FakeResource([listing([obj("IDLE")], "100"), listing([], "300")], [[b"{not json\n", WATCH_CLOSE]])
+    resource = ScriptedResource([listing([obj("IDLE")], "100"), listing([], "300")], [[b"{not json\n", WATCH_CLOSE]])
     assert run(resource, predicate=kf_watch.absent) is None
     assert len(resource.list_calls) == 2
 
 
 def test_undecodable_streams_in_a_row_fail():
     streams = [[b"{not json\n"] for attempt in range(kf_observe.MALFORMED_STREAMS + 1)]
-    resource = FakeResource([listing([obj("IDLE")])], streams)
+    resource = ScriptedResource([listing([obj("IDLE")])], streams)
     with pytest.raises(K8sError, match="undecodable event in the watch of CatalogSource"):
         run(resource, timeout=30)
     assert len(resource.watch_calls) == kf_observe.MALFORMED_STREAMS + 1
