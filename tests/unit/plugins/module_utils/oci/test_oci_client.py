@@ -1,14 +1,9 @@
-"""RegistryClient against an in-process fake registry with a Bearer token realm (plain HTTP on 127.0.0.1)."""
+"""RegistryClient against the in-process fake registry of lib.registry (a Bearer token realm, plain HTTP on 127.0.0.1)."""
 
 import base64
-import hashlib
-import json
-import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from lib.registry import FakeRegistry, serving
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (
@@ -30,136 +25,10 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull impor
 USER, PASSWORD = "alice", "Wonderland-Pa55"
 
 
-class FakeRegistry:
-    def __init__(self):
-        self.manifests = {}  # (repo, ref) -> (bytes, media_type)
-        self.blobs = {}  # digest -> bytes
-        self.repo_blobs = set()  # (repo, digest)
-        self.tokens = {}  # token -> scopes
-        self.token_requests = []
-        self.corrupt = set()
-        self.redirect_blobs = False
-        self.leaked_auth = []
-        self.uploads = {}
-        self.mounts = 0
-
-
-def make_handler(reg):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def _send(self, code, body=b"", headers=None):
-            self.send_response(code)
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-        def _body(self):
-            n = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(n) if n else b""
-
-        def _authorized(self, scope):
-            auth = self.headers.get("Authorization") or ""
-            tok = auth[7:] if auth.startswith("Bearer ") else None
-            if tok in reg.tokens and (not scope or any(s.startswith(scope) for s in reg.tokens[tok])):
-                return True
-            host = "127.0.0.1:%d" % self.server.server_address[1]
-            chal = 'Bearer realm="http://%s/token",service="fake-registry"' % host
-            if scope:
-                chal += ',scope="%s"' % scope
-            self._send(401, json.dumps({"errors": [{"code": "UNAUTHORIZED", "message": "authentication required"}]})
-                       .encode(), {"WWW-Authenticate": chal, "Content-Type": "application/json"})
-            return False
-
-        def handle_one(self):
-            url = urlsplit(self.path)
-            q = parse_qs(url.query)
-            if url.path == "/token":
-                reg.token_requests.append(dict(q))
-                if self.headers.get("Authorization") != "Basic " + base64.b64encode(
-                        ("%s:%s" % (USER, PASSWORD)).encode()).decode():
-                    return self._send(401, b'{"details":"incorrect username or password"}')
-                tok = "tok-%d-%s" % (len(reg.tokens), hashlib.sha1(url.query.encode()).hexdigest()[:8])
-                reg.tokens[tok] = q.get("scope", [])
-                return self._send(200, json.dumps({"token": tok, "expires_in": 300}).encode(),
-                                  {"Content-Type": "application/json"})
-            if url.path.startswith("/storage/"):
-                if self.headers.get("Authorization"):
-                    reg.leaked_auth.append(url.path)
-                digest = url.path.rsplit("/", 1)[1]
-                return self._send(200, reg.blobs[digest])
-            if url.path == "/v2/":
-                if self._authorized(None):
-                    self._send(200, b"{}", {"Docker-Distribution-API-Version": "registry/2.0"})
-                return
-            m = re.match(r"^/v2/(.+)/(manifests|blobs)/(.+)$", url.path)
-            if not m:
-                return self._send(404)
-            repo, kind, ref = m.groups()
-            write = self.command in ("PUT", "POST", "PATCH")
-            if not self._authorized("repository:%s:%s" % (repo, "pull,push" if write else "pull")):
-                return
-            if kind == "manifests":
-                if self.command == "PUT":
-                    body = self._body()
-                    d = "sha256:" + hashlib.sha256(body).hexdigest()
-                    mt = self.headers.get("Content-Type")
-                    reg.manifests[(repo, ref)] = (body, mt)
-                    reg.manifests[(repo, d)] = (body, mt)
-                    return self._send(201, b"", {"Docker-Content-Digest": d})
-                if (repo, ref) not in reg.manifests:
-                    return self._send(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}')
-                body, mt = reg.manifests[(repo, ref)]
-                return self._send(200, body, {"Content-Type": mt,
-                                              "Docker-Content-Digest": "sha256:" + hashlib.sha256(body).hexdigest()})
-            if ref == "uploads/":
-                mount, frm = q.get("mount", [None])[0], q.get("from", [None])[0]
-                if mount and (frm, mount) in reg.repo_blobs:
-                    reg.repo_blobs.add((repo, mount))
-                    reg.mounts += 1
-                    return self._send(201, b"", {"Location": "/v2/%s/blobs/%s" % (repo, mount)})
-                uid = "u%d" % len(reg.uploads)
-                reg.uploads[uid] = repo
-                return self._send(202, b"", {"Location": "/v2/%s/blobs/uploads/%s?_state=abc" % (repo, uid)})
-            if ref.startswith("uploads/") and self.command == "PUT":
-                body = self._body()
-                digest = q["digest"][0]
-                if "sha256:" + hashlib.sha256(body).hexdigest() != digest:
-                    return self._send(400, b'{"errors":[{"code":"DIGEST_INVALID"}]}')
-                reg.blobs[digest] = body
-                reg.repo_blobs.add((repo, digest))
-                return self._send(201, b"", {"Docker-Content-Digest": digest})
-            if (repo, ref) not in reg.repo_blobs:
-                return self._send(404, b'{"errors":[{"code":"BLOB_UNKNOWN"}]}')
-            if reg.redirect_blobs and self.command == "GET":
-                return self._send(307, b"", {"Location": "/storage/%s" % ref})
-            data = reg.blobs[ref]
-            if ref in reg.corrupt:
-                data = data[:-1] + bytes([data[-1] ^ 1])
-            return self._send(200, data, {"Docker-Content-Digest": ref})
-
-        do_GET = do_HEAD = do_PUT = do_POST = handle_one
-
-    return Handler
-
-
 @pytest.fixture
 def fake():
-    reg = FakeRegistry()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(reg))
-    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    t.start()
-    reg.host = "127.0.0.1:%d" % server.server_address[1]
-    yield reg
-    server.shutdown()
-    server.server_close()
-    t.join(5)
+    with serving(FakeRegistry(users={USER: (PASSWORD, {"pull", "push"})})) as registry:
+        yield registry
 
 
 @pytest.fixture
