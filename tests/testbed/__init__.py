@@ -4,4 +4,5 @@ Everything listens on and is contacted through 127.0.0.1 only. Binaries are buil
 scripts/build.sh into a cache outside the repository. See README.md in this folder.
 """
 
-from testbed.cluster import Testbed, TestbedError  # noqa: F401
+from testbed.cluster import Testbed  # noqa: F401
+from testbed.errors import TestbedError  # noqa: F401

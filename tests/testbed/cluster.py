@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from testbed import catalog, config, olmv1, operator_runtime, procs, realnode, scc_admission
+from testbed.errors import TestbedError
 from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
 from testbed.registry import LocalRegistry, RegistryError
 
@@ -126,10 +127,6 @@ BENCH_BINDING = "kubeforge-testbed-bench-cluster-admin"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 # The KWOK stage (data/stages/) that keeps pods of the crash-loop images in CrashLoopBackOff.
 CRASHLOOP_STAGE_FILE = "pod-crashloop.yaml"
-
-
-class TestbedError(RuntimeError):
-    """The testbed could not be built, started or reached; the message says which component and why."""
 
 
 def _log(msg: str) -> None:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from testbed import config
-from testbed.cluster import TestbedError
+from testbed.errors import TestbedError
 
 # The ClusterOperator an OpenShift cluster's olm operator writes (its --writeStatusName on OpenShift).
 CLUSTER_OPERATOR = "operator-lifecycle-manager"

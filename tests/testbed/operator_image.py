@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 from testbed import realnode
+from testbed.errors import TestbedError
 
 PYTHON = Path("/usr/bin/python3.11")
 STDLIB = Path("/usr/lib/python3.11")
@@ -47,7 +48,7 @@ SCRIPTS = {
 REPOSITORY = "kubeforge-testbed/kubeforge-operator"
 
 
-class OperatorImageError(RuntimeError):
+class OperatorImageError(TestbedError):
     """The image cannot be made from this machine's parts."""
 
 

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Optional
 
 from testbed import procs
+from testbed.errors import TestbedError
 
 NAME = "ansible-operator"
 PROXY_PORT = 8888
 TOKEN_DURATION = "24h"
 
 
-class OperatorRuntimeError(RuntimeError):
+class OperatorRuntimeError(TestbedError):
     """ansible-operator did not start or stop as asked."""
 
 

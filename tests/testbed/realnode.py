@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from testbed import config
+from testbed.errors import TestbedError
 
 NODE_NAME = "real-node-0"
 # Started in this order (after the control plane and the registry), stopped in reverse.
@@ -90,7 +91,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 90
 
 
-class RealNodeError(RuntimeError):
+class RealNodeError(TestbedError):
     """The real node cannot start, or `down` could not undo a host change."""
 
 

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from testbed import procs
+from testbed.errors import TestbedError
 
 REGISTRY_BIN = os.environ.get("KUBEFORGE_REGISTRY_BIN", "/usr/bin/docker-registry")
 HTPASSWD_BIN = os.environ.get("KUBEFORGE_HTPASSWD_BIN") or shutil.which("htpasswd") or "/usr/bin/htpasswd"
@@ -31,7 +32,7 @@ INSTALL_HINT = "run tests/testbed/scripts/install-packages.sh (apt-get install -
 USERNAME = "kubeforge"
 
 
-class RegistryError(RuntimeError):
+class RegistryError(TestbedError):
     """The registry could not be set up or started; the message says why (never the password)."""
 
 
