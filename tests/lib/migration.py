@@ -140,15 +140,14 @@ def settled(probe, what, quiet=5, timeout=60):
     """``probe()`` once it returns the same value twice ``quiet`` seconds apart: OLM v0's olm-operator updates the
     objects its catalog operator created a few seconds after an install (its managedFields entry, nothing else), so
     a resourceVersion compared before and after a module run is read once that has happened."""
-    last = probe()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        time.sleep(quiet)
-        now = probe()
-        if now == last:
-            return now
-        last = now
-    raise AssertionError(f"{what} kept changing for {timeout}s: {last}")
+    readings = []
+
+    def reading():
+        readings.append(probe())
+        return readings[-2:]
+
+    steady = poll_until(reading, timeout, interval=quiet, describe=f"{what} to stop changing", until=lambda last: len(last) == 2 and last[0] == last[1])
+    return steady[-1]
 
 
 # ------------------------------------------------------------------------------------------------ bundles, catalogs

@@ -24,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional
 
+from lib.polling import PollTimeout, poll_until
+
 from testbed import catalog, config, olmv1, operator_runtime, procs, realnode, scc_admission
 from testbed.errors import TestbedError
 from testbed.pki import BENCH_USER, FRONT_PROXY_CLIENT_CN, PACKAGESERVER_SERVICE, Pki
@@ -577,17 +579,20 @@ class Testbed:
         self._save_state()
 
     def _wait(self, what: str, check: Callable[[], bool], timeout: float, component: Optional[str] = None) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def checked() -> bool:
             if check():
-                return
+                return True
             if component:
                 record = self.state["processes"][component]
                 if not procs.alive(record["pid"], record["binary"]):
                     raise TestbedError("{} exited while waiting for {}; last log lines:\n{}".format(component, what, procs.tail(record["log"])))
-            time.sleep(0.2)
-        detail = procs.tail(self.state["processes"][component]["log"]) if component else ""
-        raise TestbedError(f"timed out after {timeout}s waiting for {what}\n{detail}")
+            return False
+
+        try:
+            poll_until(checked, timeout, interval=0.2, describe=what)
+        except PollTimeout:
+            detail = procs.tail(self.state["processes"][component]["log"]) if component else ""
+            raise TestbedError(f"timed out after {timeout}s waiting for {what}\n{detail}") from None
 
     def _start_control_plane(self, bins: Path, etcd_dir: Path) -> None:
         self._start_etcd(bins, etcd_dir)

@@ -12,11 +12,12 @@ import base64
 import json
 import os
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Optional
+
+from lib.polling import PollTimeout, poll_until
 
 from testbed import procs
 from testbed.errors import TestbedError
@@ -125,13 +126,20 @@ def start(
     record.update({"log_offset": offset, "health_port": health, "watches_file": str(watches_file), "service_account": f"{namespace}/{name}"})
     bed.state.setdefault("processes", {})[NAME] = record
     bed._save_state()
-    deadline = time.monotonic() + timeout
-    while not (_ready(health) and procs.port_open(PROXY_PORT)):
-        if not procs.alive(record["pid"], record["binary"]) or time.monotonic() > deadline:
-            detail = procs.tail(record["log"])
-            stop(bed)
-            raise OperatorRuntimeError(f"{NAME} did not become ready; last log lines:\n{detail}")
-        time.sleep(0.2)
+
+    def state() -> Optional[str]:
+        if _ready(health) and procs.port_open(PROXY_PORT):
+            return "ready"
+        return None if procs.alive(record["pid"], record["binary"]) else "exited"
+
+    try:
+        outcome = poll_until(state, timeout, interval=0.2, describe=f"{NAME} to become ready", until=lambda s: s is not None)
+    except PollTimeout:
+        outcome = "timed out"
+    if outcome != "ready":
+        detail = procs.tail(record["log"])
+        stop(bed)
+        raise OperatorRuntimeError(f"{NAME} did not become ready ({outcome}); last log lines:\n{detail}")
     return record
 
 
@@ -142,8 +150,7 @@ def stop(bed) -> None:
         return
     procs.stop(record)
     bed._save_state()
-    deadline = time.monotonic() + 30
-    while procs.port_open(PROXY_PORT):
-        if time.monotonic() > deadline:
-            raise OperatorRuntimeError(f"port {PROXY_PORT} still open after {NAME} stopped")
-        time.sleep(0.2)
+    try:
+        poll_until(lambda: not procs.port_open(PROXY_PORT), 30, interval=0.2, describe=f"port {PROXY_PORT} to close")
+    except PollTimeout:
+        raise OperatorRuntimeError(f"port {PROXY_PORT} still open after {NAME} stopped") from None

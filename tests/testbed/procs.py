@@ -1,5 +1,6 @@
 """Start, track and stop the testbed's local processes (one log file and one pid record each)."""
 
+import functools
 import os
 import random
 import signal
@@ -8,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Optional
+
+from lib.polling import PollTimeout, poll_until
 
 # Ports free_port() tries first: below the kernel's ephemeral range, so that no outgoing connection can take one
 # between the choice and the component's bind (a port the kernel picked from that range was taken twice by the time a
@@ -126,16 +129,11 @@ def stop(record: dict, timeout: float = 15.0) -> None:
             os.killpg(pid, sig)
         except ProcessLookupError:
             return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            try:
-                # Reap it if it is our child (make testbed-down runs in another process: then it is not).
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            if not alive(pid) and not group_members(pid):
-                return
-            time.sleep(0.1)
+        try:
+            poll_until(functools.partial(_group_gone, pid), wait, interval=0.1, describe=f"process group {pid} to exit")
+            return
+        except PollTimeout:
+            continue  # the next signal
 
 
 def group_members(pgid: int) -> list[int]:
@@ -166,13 +164,24 @@ def tail(path: str, lines: int = 30) -> str:
     return "\n".join(data.splitlines()[-lines:])
 
 
+def _group_gone(pid: int) -> bool:
+    try:
+        # Reap it if it is our child (make testbed-down runs in another process: then it is not).
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    return not alive(pid) and not group_members(pid)
+
+
 def wait_exec(pid: int, binary: str, timeout: float) -> bool:
     """Wait until pid runs `binary` (a wrapper such as unshare has exec'd it); False when it exited first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def state() -> Optional[str]:
         if alive(pid, binary):
-            return True
-        if not alive(pid):
-            return False
-        time.sleep(0.05)
-    return False
+            return "running"
+        return None if alive(pid) else "exited"
+
+    try:
+        return poll_until(state, timeout, interval=0.05, describe=f"pid {pid} to run {binary}", until=lambda s: s is not None) == "running"
+    except PollTimeout:
+        return False

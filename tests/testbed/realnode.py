@@ -26,6 +26,7 @@ CA and credentials.
 tests/testbed/README.md ("The real node") says what is real, what is still simulated, and why.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -34,9 +35,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable
+
+from lib.polling import PollTimeout, poll_until
 
 from testbed import config
 from testbed.errors import TestbedError
@@ -668,9 +670,8 @@ def undo_host(record: dict, log: Callable[[str], None]) -> list:
         except OSError as exc:
             log(f"cannot restore sysctl {name}={value}: {exc}")
     _run("ip", "link", "del", BRIDGE, check=False)
-    deadline = time.monotonic() + 10
-    while _shims(str(base / "containerd" / "containerd.sock")) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    with contextlib.suppress(PollTimeout):  # the mounts checked below decide what may be deleted
+        poll_until(lambda: not _shims(str(base / "containerd" / "containerd.sock")), 10, interval=0.2, describe="containerd's shims to exit")
     # Never delete through a mount that is still there.
     for path in [str(base)] + _created(record):
         if os.path.lexists(path) and not _mounts_under([path]):

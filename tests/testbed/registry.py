@@ -12,7 +12,6 @@ import os
 import shutil
 import ssl
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,6 +21,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from lib.polling import PollTimeout, poll_until
 
 from testbed import procs
 from testbed.errors import TestbedError
@@ -185,23 +185,27 @@ class LocalRegistry:
     def _wait_ready(self, timeout: float) -> None:
         ctx = ssl.create_default_context(cafile=self.ca_file)
         opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx), urllib.request.ProxyHandler({}))
-        deadline = time.monotonic() + timeout
-        last = "no answer"
-        while time.monotonic() < deadline:
+        last = ["no answer"]
+
+        def challenged() -> bool:
             if not procs.alive(self.record["pid"], self.record["binary"]):
                 raise RegistryError(f"docker-registry exited; last log lines:\n{procs.tail(self.record['log'])}")
             try:
                 opener.open(f"https://{self.host}/v2/", timeout=2).close()
-                last = "unexpected 200 without credentials"
+                last[0] = "unexpected 200 without credentials"
             except urllib.error.HTTPError as exc:
                 if exc.code == 401:
-                    return
-                last = f"HTTP {exc.code}"
+                    return True
+                last[0] = f"HTTP {exc.code}"
             except (urllib.error.URLError, OSError) as exc:
-                last = str(exc)
-            time.sleep(0.1)
-        self.stop()
-        raise RegistryError(f"docker-registry did not answer 401 on https://{self.host}/v2/ within {timeout}s ({last})")
+                last[0] = str(exc)
+            return False
+
+        try:
+            poll_until(challenged, timeout, interval=0.1, describe=f"docker-registry to answer 401 on https://{self.host}/v2/")
+        except PollTimeout:
+            self.stop()
+            raise RegistryError(f"docker-registry did not answer 401 on https://{self.host}/v2/ within {timeout}s ({last[0]})") from None
 
     def stop(self) -> None:
         if self.record:

@@ -15,11 +15,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+from lib.polling import poll_until
 from lib.runners import module_params
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.mirror import MirrorError
@@ -246,14 +246,12 @@ def _kill_mid_copy(params, token_registry, tmp_path):
             [sys.executable, str(script), str(tmp_path / "params.json")], env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
         )
     uploads = token_registry.root / "storage" / "docker" / "registry" / "v2" / "repositories"
-    deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if _upload_under_way(uploads):
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-                return None
-            time.sleep(0.01)
+        poll_until(lambda: proc.poll() is not None or _upload_under_way(uploads), 120, interval=0.01, describe="the mirror run's first upload")
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+            return None
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
