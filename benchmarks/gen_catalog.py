@@ -28,9 +28,9 @@ import time
 GENERATOR_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLLECTIONS = os.path.join(REPO, ".build", "collections")
-# tests/testdata.py locates the committed test data (tests/data, provenance in tests/data/README.md).
+# tests/lib/testdata.py locates the committed test data (tests/data, provenance in tests/data/README.md).
 sys.path.insert(0, os.path.join(REPO, "tests"))
-from testdata import COMMUNITY_OPERATORS_PROD  # noqa: E402
+from lib.testdata import COMMUNITY_OPERATORS_PROD  # noqa: E402
 
 DEFAULT_SOURCE = str(COMMUNITY_OPERATORS_PROD / "catalogs")
 DEFAULT_CACHE = os.environ.get("KUBEFORGE_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kubeforge-bench")

@@ -6,9 +6,6 @@
 ``run_module(module, args, check_mode=False, diff=False)`` runs a module's ``main()`` in the test's own process
 (lib.runners.run_module_in_process) with ``args`` as module arguments and returns the JSON result it printed
 (``exit_json`` and ``fail_json`` alike; a failure has ``failed: true``).
-
-This directory is on ``sys.path`` (pytest puts it there for this conftest), so test modules below it can import the
-helper module ``unit_testlib``.
 """
 
 from __future__ import absolute_import, division, print_function

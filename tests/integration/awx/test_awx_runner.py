@@ -1,4 +1,4 @@
-"""The job templates of awx/ run the way AWX runs a job (tests/awx_model.py, ported from AWX's source): the launch's
+"""The job templates of awx/ run the way AWX runs a job (tests/lib/awx_model.py, ported from AWX's source): the launch's
 survey answers checked against the survey and completed with its defaults, a private data directory with project/,
 inventory/hosts (the Demo Inventory's script), env/extravars (!unsafe, with AWX's meta variables), env/cmdline,
 env/settings and the credentials' files, then ansible_runner.interface.run with AWX's parameters (envvars,
@@ -24,7 +24,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from awx_model import (
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from lib.awx_model import (
     InventoryUpdate,
     Job,
     inject_custom_credential,
@@ -34,10 +36,8 @@ from awx_model import (
     strip_ansi,
     survey_form,
 )
-from kubernetes import client
-from kubernetes.client.rest import ApiException
 from lib.runners import COLLECTIONS_DIR, run_module_subprocess
-from scc_testlib import scc_object
+from lib.scc import scc_object
 
 pytestmark = pytest.mark.testbed
 

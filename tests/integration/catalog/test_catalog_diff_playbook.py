@@ -9,7 +9,7 @@ import sys
 
 import yaml
 from lib.runners import ansible_env
-from testdata import data_path
+from lib.testdata import data_path
 
 CATALOGS = data_path("community-operators-prod", "catalogs")
 

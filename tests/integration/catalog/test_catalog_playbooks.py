@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 from lib.runners import ansible_env
-from testdata import data_path
+from lib.testdata import data_path
 
 ROOT = Path(__file__).resolve().parents[3]
 

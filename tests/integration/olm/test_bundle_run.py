@@ -1,7 +1,7 @@
 """olm_bundle_run against the testbed's real OLM v0: run bundle, bundle-upgrade, cleanup.
 
 serve=address is proven for real: the test renders the catalogs the module serves in pod mode
-(``bundle_run_testlib.catalog_for_bundle_dirs``, built with ``olm.bundle_run.read_bundle`` and ``plan_catalog``, the
+(``lib.bundle_run.catalog_for_bundle_dirs``, built with ``olm.bundle_run.read_bundle`` and ``plan_catalog``, the
 functions the module itself uses) and serves them with the testbed's real ``opm serve`` on free loopback ports -
 kube-demo 0.0.1 first, then 0.0.1 + 0.0.2 (0.0.2 replaces 0.0.1) on a second port for the upgrade.
 
@@ -15,9 +15,9 @@ address test serves (same digest).
 import subprocess
 
 import pytest
-from bundle_run_testlib import catalog_for_bundle_dirs
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from lib.bundle_run import catalog_for_bundle_dirs
 from lib.polling import poll_until
 from testbed import config
 from testbed.cluster import bin_dir

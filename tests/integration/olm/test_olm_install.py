@@ -22,8 +22,8 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from lib.polling import poll_until
+from lib.testdata import data_path
 from testbed.config import CRASHLOOP_IMAGE
-from testdata import data_path
 
 pytestmark = pytest.mark.testbed
 

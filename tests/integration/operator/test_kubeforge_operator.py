@@ -15,7 +15,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from lib.polling import poll_until
 from lib.runners import run_module_subprocess
-from scc_testlib import scc_object
+from lib.scc import scc_object
 
 # One xdist worker for every file of this group: the operator watches every namespace, so it would reconcile
 # test_resource_status's OperatorInstall; its proxy port is fixed.

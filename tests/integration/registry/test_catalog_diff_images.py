@@ -5,7 +5,7 @@ pushed by catalog_image from the committed catalog pair (tests/data/catalog-diff
 import json
 import shutil
 
-from testdata import data_path
+from lib.testdata import data_path
 
 PAIR = data_path("catalog-diff")
 EXPECTED = json.loads((PAIR / "expected.json").read_text())

@@ -3,7 +3,7 @@
 import json
 import os
 
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.pull import pull_image
 

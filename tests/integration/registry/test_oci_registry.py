@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 import yaml
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import (

@@ -14,7 +14,7 @@ import urllib.request
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.auth import Credentials
 from ansible_collections.kubeforge.operators.plugins.module_utils.oci.client import RegistryClient

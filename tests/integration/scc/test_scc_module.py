@@ -12,7 +12,7 @@ import os
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from scc_testlib import scc_object
+from lib.scc import scc_object
 
 pytestmark = pytest.mark.testbed
 

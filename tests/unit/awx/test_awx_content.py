@@ -1,5 +1,5 @@
 """AWX content (awx/): the credential type, the job templates' and the fleet workflow's surveys, the workflow's graph
-and the fleet inventory source pass the checks AWX itself runs when they are created (tests/awx_model.py, ported from
+and the fleet inventory source pass the checks AWX itself runs when they are created (tests/lib/awx_model.py, ported from
 AWX's source), use only options of the awx.awx modules that create them, and ask only for variables the playbooks and
 roles accept; playbooks/awx_configure.yml creates each object from them; the ServiceAccount role grants no more than
 the operator's."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from awx_model import (
+from lib.awx_model import (
     LaunchRefused,
     credential_type_errors,
     import_inventory,

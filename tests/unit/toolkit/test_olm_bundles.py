@@ -7,7 +7,7 @@ tests/integration/olmv1/data/bundles/kube-v1demo before that copy was deleted.
 import re
 
 import yaml
-from bundle_run_testlib import catalog_for_bundle_dirs
+from lib.bundle_run import catalog_for_bundle_dirs
 from lib.olm_bundles import KUBE_DEMO_BUNDLES, V1DEMO_CRD, V1DEMO_CRD_FILE, V1DEMO_PACKAGE, write_v1demo_bundles
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.model.validate import validate_config

@@ -15,8 +15,8 @@ import os
 import shutil
 
 import pytest
-from fbc_testlib import SVG_SMALL_CIRCLE, cfg, new_test_bundle, new_test_channel, new_test_package
-from testdata import data_path
+from lib.fbc import SVG_SMALL_CIRCLE, cfg, new_test_bundle, new_test_channel, new_test_package
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.templates import add_to_template, remove_from_template
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import dockerfile as D

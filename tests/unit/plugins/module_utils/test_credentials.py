@@ -5,7 +5,7 @@ import json
 
 import pytest
 from lib.runners import run_module_in_process
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.credentials import kubeconfig_secrets, strings_in, userinfo_secrets
 from ansible_collections.kubeforge.operators.plugins.modules import bundle_image, olm_cluster_catalog, olm_operator

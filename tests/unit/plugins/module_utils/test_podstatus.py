@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from unit_testlib import real_kubelet_crash_loop_pod
+from lib.samples import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as canary_observe

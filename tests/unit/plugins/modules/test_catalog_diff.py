@@ -5,7 +5,7 @@ import functools
 import json
 
 import pytest
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_diff
 

@@ -3,7 +3,7 @@
 import functools
 
 import pytest
-from unit_testlib import shared_conformance_data
+from lib.samples import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_graph
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 import yaml
-from unit_testlib import shared_conformance_data
+from lib.samples import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog import lookup as catalog_lookup
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog import outputs as catalog_outputs

@@ -7,7 +7,7 @@ import os
 import shutil
 
 import pytest
-from unit_testlib import shared_conformance_data
+from lib.samples import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import plan_fanout
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import PublishError
@@ -284,7 +284,7 @@ def test_source_parallel_path_from_the_module(tmp_path, run, monkeypatch):
 def test_select_keeps_the_operators_oc_mirror_keeps(run, tmp_path):
     """select (oc-mirror v2's operators[] entry) on an existing catalog: the kept channels and bundles, written like
     opm; the fbc.action.filter tests hold the rules, this the option's path through the module."""
-    from fbc_testlib import selection_catalog
+    from lib.fbc import selection_catalog
 
     from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.load import load
     from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.write import dumps_json

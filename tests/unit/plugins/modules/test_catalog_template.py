@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 import yaml
-from unit_testlib import shared_conformance_data
+from lib.samples import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.modules import catalog_template
 

@@ -1,12 +1,12 @@
 """daemonset_canary module glue through run_module: options refused before any request, and the result of a run
-with a node selector and an OperatorCondition (canary_testlib's fake client patched in where KubeforgeModule creates
+with a node selector and an OperatorCondition (lib.canary_cluster's fake client patched in where KubeforgeModule creates
 its client). The rollouts themselves run on the testbed (tests/integration/canary)."""
 
 import functools
 import json
 
 import pytest
-from canary_testlib import NS, V2, cluster, node
+from lib.canary_cluster import NS, V2, cluster, node
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import condition as uc
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as ro

@@ -1,13 +1,13 @@
 """olm_operator_info module glue: options, result shape, warnings, check mode and failures through run_module.
 
-The client is the fake of olm_info_testlib (patched in where KubeforgeModule creates its client); the module
+The client is the fake of lib.olm_info (patched in where KubeforgeModule creates its client); the module
 against the testbed's OLM is in tests/integration/olm/test_operator_info.py.
 """
 
 import functools
 
 import pytest
-from olm_info_testlib import NS, OPERATORS, cluster
+from lib.olm_info import NS, OPERATORS, cluster
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import module as kf_module
 from ansible_collections.kubeforge.operators.plugins.modules import olm_operator_info

@@ -4,7 +4,7 @@ runner.run_module before anything runs) - one row per rule, and the rules name o
 import importlib
 
 import pytest
-from unit_testlib import shared_conformance_data
+from lib.samples import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.options import Unused, given, unused_options
 

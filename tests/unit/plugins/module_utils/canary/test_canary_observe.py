@@ -4,7 +4,7 @@ uncached ones, changed, recreated, foreign and vanished pods are handled, and th
 import json
 
 import pytest
-from unit_testlib import real_kubelet_crash_loop_pod
+from lib.samples import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as obs

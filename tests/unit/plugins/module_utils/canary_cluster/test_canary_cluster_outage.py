@@ -1,6 +1,6 @@
 """canary_cluster/rollout.py while the API server is unreachable (a restart): in the watch loop, a patch or an
 Event that fails for that reason is made again once it answers, within k8s.observe.TRANSIENT_SECONDS; real errors
-still fail at once. The fake is canary_testlib's cluster (lib.fakes.FakeDynamicClient), driven by a stand-in for
+still fail at once. The fake is lib.canary_cluster's cluster (lib.fakes.FakeDynamicClient), driven by a stand-in for
 k8s.observe.observe that calls the loop's decision function with the fake's objects; the real thing runs against a restarted kube-apiserver
 in tests/integration/canary/test_canary_resilience.py.
 """
@@ -9,7 +9,7 @@ import copy
 import time
 
 import pytest
-from canary_testlib import H1, H2, NODES, V1, V2, cluster, params, pod, revision
+from lib.canary_cluster import H1, H2, NODES, V1, V2, cluster, params, pod, revision
 from lib.fakes import api_exception
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 

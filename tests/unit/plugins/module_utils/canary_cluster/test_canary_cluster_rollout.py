@@ -2,7 +2,7 @@
 testbed cannot produce on demand (a resourceVersion guard that keeps failing, an Event that cannot be written, an
 OperatorCondition that keeps changing), the requests each path sends and in which order, and check mode.
 
-The fake is canary_testlib's cluster in lib.fakes.FakeDynamicClient (reads and the writes of a rollout; with
+The fake is lib.canary_cluster's cluster in lib.fakes.FakeDynamicClient (reads and the writes of a rollout; with
 ``dry_run`` like kubernetes.core's client in check mode). The rollouts themselves run on the testbed
 (tests/integration/canary).
 """
@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from canary_testlib import (
+from lib.canary_cluster import (
     H1,
     H2,
     NODES,

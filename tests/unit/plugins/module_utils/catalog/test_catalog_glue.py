@@ -5,7 +5,7 @@ import os
 import subprocess
 
 import pytest
-from unit_testlib import shared_conformance_data
+from lib.samples import shared_conformance_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.lookup import BundleDirIndex, build_lookup
 from ansible_collections.kubeforge.operators.plugins.module_utils.catalog.outputs import plan_fanout

@@ -13,7 +13,7 @@ import hashlib
 
 import pytest
 import yaml
-from testdata import DATA_DIR
+from lib.testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.migration import migrate as mg
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac as ir

@@ -19,7 +19,7 @@ import json
 import pytest
 import yaml
 from lib.fakes import CLUSTER_SCOPED_KINDS, FakeDynamicClient, FakeModule
-from testdata import DATA_DIR
+from lib.testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import ResourceTimeoutError

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from bundle_run_testlib import catalog_for_bundle_dirs
+from lib.bundle_run import catalog_for_bundle_dirs
 from lib.fakes import FakeModule
-from testdata import DATA_DIR
+from lib.testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import cluster as k8s_cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import Result

@@ -8,7 +8,7 @@ import json
 import time
 
 import pytest
-from unit_testlib import real_kubelet_crash_loop_pod
+from lib.samples import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils import podstatus
 from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import parse_time

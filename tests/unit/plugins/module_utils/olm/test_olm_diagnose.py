@@ -2,7 +2,7 @@
 snapshots, each with the causes it must name (and a healthy one that names none)."""
 
 import pytest
-from unit_testlib import real_kubelet_crash_loop_pod
+from lib.samples import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as dg
 

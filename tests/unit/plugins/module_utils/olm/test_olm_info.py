@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, kubeforge maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""olm.info: the olm_operator_info record from plain objects (objects from olm_info_testlib)."""
+"""olm.info: the olm_operator_info record from plain objects (objects from lib.olm_info)."""
 
 import copy
 
 import pytest
-from olm_info_testlib import FIRST_PLAN, NS, UPGRADE_PLAN, channel, csv, install_plan, package_manifest, subscription
+from lib.olm_info import FIRST_PLAN, NS, UPGRADE_PLAN, channel, csv, install_plan, package_manifest, subscription
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import info
 

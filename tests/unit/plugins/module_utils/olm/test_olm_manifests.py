@@ -2,7 +2,7 @@
 
 import pytest
 import yaml
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.manifests import ManifestError, Ref

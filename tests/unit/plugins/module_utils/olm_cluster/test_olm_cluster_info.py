@@ -9,7 +9,7 @@ on one resource. The real requests against OLM are in tests/integration/olm/test
 
 import pytest
 from lib.fakes import api_exception
-from olm_info_testlib import NS, OPERATORS, PACKAGES, cluster, olm_client, package_manifest, subscription
+from lib.olm_info import NS, OPERATORS, PACKAGES, cluster, olm_client, package_manifest, subscription
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster import info as glue

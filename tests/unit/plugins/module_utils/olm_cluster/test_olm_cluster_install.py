@@ -10,7 +10,7 @@ import io
 import urllib.error
 
 import pytest
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import manifests as mf
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.manifests import ManifestError

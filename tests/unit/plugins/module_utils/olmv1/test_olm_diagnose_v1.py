@@ -2,7 +2,7 @@
 that names none). operator-controller's messages are those of v1.5.1 on the testbed (tests/integration/olmv1)."""
 
 import pytest
-from unit_testlib import real_kubelet_crash_loop_pod
+from lib.samples import real_kubelet_crash_loop_pod
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as dg
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import diagnose as dv1

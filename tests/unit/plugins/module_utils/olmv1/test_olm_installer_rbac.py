@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from testdata import DATA_DIR
+from lib.testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.golang.json import go_json_escape
 from ansible_collections.kubeforge.operators.plugins.module_utils.olmv1 import installer_rbac as ir

@@ -12,8 +12,8 @@ import copy
 import json
 
 import pytest
-from fbc_testlib import SVG_SMALL_CIRCLE, cfg, new_test_bundle, new_test_channel, new_test_package
-from testdata import data_path
+from lib.fbc import SVG_SMALL_CIRCLE, cfg, new_test_bundle, new_test_channel, new_test_package
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.diff import diff_catalogs, diff_configs
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError

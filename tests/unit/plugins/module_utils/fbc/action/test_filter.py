@@ -2,7 +2,7 @@
 one row per rule, and the errors where this collection is stricter than oc-mirror."""
 
 import pytest
-from fbc_testlib import selection_catalog as catalog
+from lib.fbc import selection_catalog as catalog
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import filter as flt
 

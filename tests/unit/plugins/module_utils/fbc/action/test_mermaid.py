@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from fbc_testlib import SVG_SMALL_CIRCLE, WRITE_EXPECTED, cfg, new_test_bundle, new_test_channel, new_test_package, require_data
+from lib.fbc import SVG_SMALL_CIRCLE, WRITE_EXPECTED, cfg, new_test_bundle, new_test_channel, new_test_package, require_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mermaid import MermaidWriter, render_mermaid
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L

@@ -10,7 +10,7 @@ import json
 import os
 
 import pytest
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.migrate import (
     MIGRATION_LEVELS,

@@ -12,7 +12,7 @@ import json
 import os
 
 import pytest
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.release import (
     migrate_level_for_catalog,

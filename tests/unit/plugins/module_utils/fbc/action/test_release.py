@@ -9,7 +9,7 @@ import copy
 import os
 
 import pytest
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.release import (
     FbcConfig,

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 import yaml
-from testdata import data_path
+from lib.testdata import data_path
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.render_bundle import (
     BundleLookup,

@@ -12,7 +12,7 @@ import io
 import os
 
 import pytest
-from fbc_testlib import COMMUNITY_CATALOGS, require_data
+from lib.fbc import COMMUNITY_CATALOGS, require_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action import render_catalog as R
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L

@@ -10,7 +10,7 @@ __metaclass__ = type
 import json
 
 import pytest
-from fbc_testlib import LOAD_FIXTURES, OPM_TESTDATA, require_data
+from lib.fbc import LOAD_FIXTURES, OPM_TESTDATA, require_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import documents as D
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L

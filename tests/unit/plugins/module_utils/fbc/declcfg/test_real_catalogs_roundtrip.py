@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from fbc_testlib import COMMUNITY_CATALOGS, require_data
+from lib.fbc import COMMUNITY_CATALOGS, require_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.action.mermaid import render_mermaid
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L

@@ -12,7 +12,7 @@ import json
 import os
 
 import pytest
-from fbc_testlib import WRITE_EXPECTED, build_valid_declarative_config, require_data
+from lib.fbc import WRITE_EXPECTED, build_valid_declarative_config, require_data
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import load as L
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg import write as W

@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from fbc_testlib import (
+from lib.fbc import (
     SVG_SMALL_CIRCLE,
     bundle_image,
     bundle_name,

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from fbc_testlib import SVG_SMALL_CIRCLE, build_valid_declarative_config, cfg, new_test_bundle, new_test_channel, new_test_package
+from lib.fbc import SVG_SMALL_CIRCLE, build_valid_declarative_config, cfg, new_test_bundle, new_test_channel, new_test_package
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc import semver
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.errors import FBCError, ValidationTree

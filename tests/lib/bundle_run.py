@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The catalog olm_bundle_run serves, built for the unit and the integration tests of olm_bundle_run.
 
-``tests/`` is on ``sys.path`` for pytest, so both import this as ``bundle_run_testlib``.
+Both import it as ``lib.bundle_run``.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -12,9 +12,8 @@ import base64
 import json
 from pathlib import Path
 
-from testdata import COMMUNITY_OPERATORS_PROD, OPM_TESTDATA, data_path
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.fbc.declcfg.config import DeclarativeConfig
+from lib.testdata import COMMUNITY_OPERATORS_PROD, OPM_TESTDATA, data_path
 
 WRITE_EXPECTED = OPM_TESTDATA / "alpha" / "declcfg" / "write_test_expected"
 LOAD_FIXTURES = OPM_TESTDATA / "alpha" / "declcfg" / "load_test_fixtures"

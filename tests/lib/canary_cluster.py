@@ -12,10 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from lib.fakes import FakeDynamicClient
-from olm_info_testlib import NS
-
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import condition as uc
+from lib.fakes import FakeDynamicClient
+from lib.olm_info import NS
 
 V1 = "example.invalid/agent:v1"
 V2 = "example.invalid/agent:v2"

@@ -1,6 +1,4 @@
-"""An SCC for the integration tests: the testbed serves the SCC API through a CRD and has no default SCCs.
-
-``tests/`` is on ``sys.path`` for pytest (the repository's conftest.py puts it there)."""
+"""An SCC for the integration tests: the testbed serves the SCC API through a CRD and has no default SCCs."""
 
 
 def scc_object(name, users=(), run_as_user="RunAsAny", volumes=("configMap", "emptyDir", "secret")):

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 OPM_TESTDATA = DATA_DIR / "opm-testdata"
 COMMUNITY_OPERATORS_PROD = DATA_DIR / "community-operators-prod"
 
