@@ -48,14 +48,16 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime impor
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import API_VERSION as CATALOG_SOURCE_API_VERSION
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import KIND as CATALOG_SOURCE_KIND
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.catalog_source import catalog_source_definition
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.operator import same_version, version_after
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.operator import MANUAL, same_version, version_after
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import (
     POD_FAILURES,
     condition,
     condition_true,
+    csv_version,
     first_problem,
     metadata,
     name_of,
+    spec,
     status,
 )
 
@@ -544,3 +546,106 @@ def stale_objects(objects, keep=()):
     """Names of our registry objects (ConfigMaps or pods) other than the ``keep`` names, sorted."""
     keep = set(keep)
     return sorted(name_of(obj) for obj in objects if is_ours(obj) and name_of(obj) not in keep)
+
+
+# ------------------------------------------------------------------------------------------------ one run, decided
+
+# What ``present`` reads before its first write: whether the namespace exists, the module's CatalogSource, the
+# Subscription of the bundle's package in the namespace and the CSV it installed (each None when absent).
+Observed = namedtuple("Observed", ["namespace_exists", "catalog_source", "subscription", "installed_csv"])
+
+# ``present``'s decisions: ``kind`` (INSTALL, SAME or UPGRADE), ``catalog`` (the CatalogSource's name),
+# ``installed_name`` (the CSV installed now, or None), ``needs_index``
+# (the index image is pulled: nothing is served yet), ``predict`` (check mode with nothing of the module's on the
+# cluster: the install is predicted, not dry-run) and ``subscription`` (the parameters of olm_cluster.operator.install).
+RunPlan = namedtuple("RunPlan", ["kind", "catalog", "installed_name", "needs_index", "predict", "subscription"])
+
+
+def check_params(params):
+    """Refuse option combinations the argument spec cannot express, before anything is read."""
+    if params["serve"] == "pod" and params.get("catalog_address"):
+        raise BundleRunError("catalog_address is only used with serve=address")
+
+
+def plan_run(params, bundle, observed, check_mode):
+    """Decide one ``present`` run from ``observed`` (``Observed``) before its first write; refuse what OLM or
+    operator-sdk would refuse, each with the way out: a CatalogSource of the same name the module did not create, the
+    package subscribed from another catalog, a newer version installed, an upgrade without ``wait`` (the module
+    approves the upgrade's InstallPlan while it waits). Returns a ``RunPlan``."""
+    namespace, catalog, source, sub = params["namespace"], catalog_name(bundle.package), observed.catalog_source, observed.subscription
+    if source is not None and not is_ours(source):
+        raise BundleRunError(
+            f"CatalogSource {namespace}/{catalog} exists and was not created by this module (label {CREATED_BY_LABEL}); "
+            "remove it (operator-sdk cleanup) or install into another namespace"
+        )
+    if sub is not None and ((spec(sub).get("source"), spec(sub).get("sourceNamespace")) != (catalog, namespace)):
+        raise BundleRunError(
+            f"package {bundle.package} is subscribed in {namespace} from CatalogSource {spec(sub).get('sourceNamespace')}/{spec(sub).get('source')} "
+            f"(Subscription {name_of(sub)}), not from this module's {catalog}; remove that installation first",
+            result={"reason": "InstalledFromAnotherCatalog"},
+        )
+    installed = observed.installed_csv
+    kind = relation(csv_version(installed) if installed else None, bundle)
+    if kind == UPGRADE and not params["wait"] and not check_mode:
+        # refused before anything is served: olm_operator's rule (the upgrade is an InstallPlan approved while waiting)
+        raise BundleRunError(
+            f"an upgrade of {name_of(installed)} to {bundle.name} happens only by approving its InstallPlan, which the module does while waiting: "
+            "with wait=false nothing would change; set wait=true"
+        )
+    subscription = {
+        "namespace": namespace,
+        "package": bundle.package,
+        "channel": bundle.channel,
+        "catalog": catalog,
+        "catalog_namespace": namespace,
+        "subscription_name": name_of(sub) if sub else bundle.package,
+        "version": bundle.version,
+        "approval": MANUAL,
+        "starting_csv": bundle.name,
+        "install_modes": bundle.install_modes,
+        "target_namespaces": params.get("target_namespaces"),
+        "approve_dependencies": True,
+    }
+    predict = check_mode and source is None and sub is None
+    return RunPlan(kind, catalog, name_of(installed) if installed else None, kind == INSTALL or source is None, predict, subscription)
+
+
+# The registry of one catalog: its ConfigMaps, pod and the CatalogSource annotations that name them.
+RegistryPlan = namedtuple("RegistryPlan", ["config_maps", "pod", "annotations", "digest"])
+
+
+def plan_registry(params, bundle, run, existing, previous_annotations, owner=None, index=None):
+    """The registry that serves ``bundle`` for ``run`` (``RunPlan``): ``existing`` is the catalog served now (None on a
+    first install), ``previous_annotations`` the CatalogSource's (``{}`` on a first install), ``owner`` an owner
+    reference to it, ``index`` the ``(ref, cfg)`` of an index image pulled for a first install. A catalog built on an
+    index image lists as injected only the bundles this module added, as operator-sdk does."""
+    namespace = params["namespace"]
+    cfg = plan_catalog(existing, bundle, run.kind, run.installed_name, index.cfg if index is not None else None)
+    index_ref = index.ref if index is not None else previous_annotations.get(ANNOTATION_INDEX_IMAGE)
+    if index_ref in (None, params["opm_image"]):
+        index_ref, injected = None, injected_bundles(cfg)
+    else:
+        listed = json.loads(previous_annotations.get(ANNOTATION_INJECTED_BUNDLES) or "[]")
+        names = {item.get("name") for item in listed if isinstance(item, dict)}
+        injected = injected_bundles(cfg, only=names | {bundle.name})
+    documents = fbc_documents(cfg)
+    digest = catalog_digest(documents)
+    cms = config_maps(run.catalog, namespace, digest, chunk_documents(documents), owner)
+    pod = registry_pod(
+        run.catalog,
+        namespace,
+        digest,
+        [name_of(cm) for cm in cms],
+        params["opm_image"],
+        params["image_pull_policy"],
+        params["security_context_config"],
+        owner,
+        params.get("pull_secret"),
+    )
+    annotations = {
+        ANNOTATION_INDEX_IMAGE: index_ref or params["opm_image"],
+        ANNOTATION_INJECTED_BUNDLES: injected,
+        ANNOTATION_REGISTRY_POD: name_of(pod),
+        ANNOTATION_DIGEST: digest,
+    }
+    return RegistryPlan(cms, pod, annotations, digest)

@@ -4,10 +4,12 @@
 """Cluster glue of olm_bundle_run: serve a bundle directory as a catalog, install or upgrade it, clean up.
 
 ``present``: read the bundle; find what this module installed before (a Subscription of the package from the
-module's CatalogSource ``<package>-catalog``); serve the catalog - with ``serve=pod`` the FBC goes into ConfigMaps
-and a registry pod, and the CatalogSource points at the pod's IP once it is Ready; with ``serve=address`` the
-CatalogSource points at an existing gRPC server - then hand over to ``olm_cluster.operator.install`` (Manual
-approval, the bundle's CSV as ``startingCSV``, version pinned), which approves only the InstallPlan of that CSV.
+module's CatalogSource ``<package>-catalog``); decide the run before its first write (``core.plan_run``: refusals,
+install or upgrade, the Subscription's parameters; ``core.plan_registry``: the ConfigMaps and registry pod); serve
+the catalog - with ``serve=pod`` the FBC goes into ConfigMaps and a registry pod, and the CatalogSource points at the
+pod's IP once it is Ready; with ``serve=address`` the CatalogSource points at an existing gRPC server - then hand
+over to ``olm_cluster.operator.install`` (Manual approval, the bundle's CSV as ``startingCSV``, version pinned), which
+approves only the InstallPlan of that CSV.
 ``absent``: ``olm_cluster.operator.uninstall`` (operator-sdk's cleanup order), then the CatalogSource and its
 registry objects. The rules are pure code in ``olm/bundle_run.py``.
 """
@@ -17,7 +19,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
-import json
 import os
 import shutil
 import tempfile
@@ -41,7 +42,7 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.watch impo
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import bundle_run as core
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import installmode
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import operator as olm
-from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import csv_version, metadata, name_of, spec
+from ansible_collections.kubeforge.operators.plugins.module_utils.olm.status import metadata, name_of, spec
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.operator import (
     V1ALPHA1,
     Cluster,
@@ -181,35 +182,16 @@ def serve_address(cluster, params, bundle, catalog, source, ns_exists, check_mod
     return dict(served, changed=bool(changed or served["removed"]), before=before, after=after)
 
 
-def serve_pod(cluster, params, bundle, catalog, source, kind, installed_name, ns_exists, check_mode, deadline, index=None):
-    """Serve the catalog from ConfigMaps and a registry pod; point the CatalogSource at the pod once it is Ready.
-    ``index``: an ``Index`` the first install adds the bundle to (later runs extend the catalog served, which holds it)."""
-    ns = params["namespace"]
-    existing = read_served_catalog(cluster, ns, catalog, source) if source is not None and kind != core.INSTALL else None
-    cfg = core.plan_catalog(existing, bundle, kind, installed_name, index.cfg if index is not None else None)
-    previous = _annotations(source) if source is not None and kind != core.INSTALL else {}
-    # a catalog built on an index image lists as injected only the bundles this module added, as operator-sdk does
-    index_ref = index.ref if index is not None else previous.get(core.ANNOTATION_INDEX_IMAGE)
-    if index_ref in (None, params["opm_image"]):
-        index_ref, injected = None, core.injected_bundles(cfg)
-    else:
-        names = {item.get("name") for item in json.loads(previous.get(core.ANNOTATION_INJECTED_BUNDLES) or "[]") if isinstance(item, dict)}
-        injected = core.injected_bundles(cfg, only=names | {bundle.name})
-    documents = core.fbc_documents(cfg)
-    digest = core.catalog_digest(documents)
+def serve_pod(cluster, params, bundle, run, source, ns_exists, check_mode, deadline, index=None):
+    """Serve the catalog from ConfigMaps and a registry pod (``core.plan_registry``); point the CatalogSource at the pod
+    once it is Ready. ``index``: an ``Index`` the first install adds the bundle to (later runs extend the catalog
+    served, which holds it)."""
+    ns, catalog = params["namespace"], run.catalog
+    extending = source is not None and run.kind != core.INSTALL
+    existing = read_served_catalog(cluster, ns, catalog, source) if extending else None
     owner = core.owner_reference(source) if source is not None else None
-    cms = core.config_maps(catalog, ns, digest, core.chunk_documents(documents), owner)
-    cm_names = [name_of(cm) for cm in cms]
-    pod = core.registry_pod(
-        catalog, ns, digest, cm_names, params["opm_image"], params["image_pull_policy"], params["security_context_config"], owner, params.get("pull_secret")
-    )
-    pod_name = name_of(pod)
-    annotations = {
-        core.ANNOTATION_INDEX_IMAGE: index_ref or params["opm_image"],
-        core.ANNOTATION_INJECTED_BUNDLES: injected,
-        core.ANNOTATION_REGISTRY_POD: pod_name,
-        core.ANNOTATION_DIGEST: digest,
-    }
+    cms, pod, annotations, digest = core.plan_registry(params, bundle, run, existing, _annotations(source) if extending else {}, owner, index)
+    cm_names, pod_name = [name_of(cm) for cm in cms], name_of(pod)
     served = {"registry_pod": pod_name, "config_maps": cm_names, "digest": digest, "created": {}, "removed": {}}
     if not ns_exists:
         if check_mode:  # nothing can be dry-run in a namespace that does not exist yet
@@ -279,76 +261,45 @@ def predict_install(cluster, params, ns_exists):
 Index = namedtuple("Index", ["ref", "digest", "cfg"])
 
 
+def observe_run(cluster, params, bundle):
+    """What ``present`` reads before its first write (``core.Observed``)."""
+    ns = params["namespace"]
+    if cluster.get("Namespace", ns, None, "v1") is None:
+        return core.Observed(False, None, None, None)
+    sub = find_subscription(cluster, ns, bundle.package)
+    return core.Observed(True, cluster.get("CatalogSource", core.catalog_name(bundle.package), ns), sub, installed_csv(cluster, sub) if sub else None)
+
+
 def present(module, bundle_dir, image=None, load_index=None):
-    """operator-sdk run bundle / bundle-upgrade. ``load_index``: pulls the ``Index`` of ``index_image``, called only
-    when no catalog is served yet (later runs extend the served catalog, which holds the index)."""
+    """operator-sdk run bundle / bundle-upgrade: read, decide (``core.plan_run``), serve, install. ``load_index``:
+    pulls the ``Index`` of ``index_image``, called only when no catalog is served yet (later runs extend the served
+    catalog, which holds the index)."""
     p = module.params
     check_mode = module.check_mode
     deadline = Deadline(p["wait_timeout"])
-    serve = p["serve"]
-    if serve == SERVE_POD and p.get("catalog_address"):
-        raise core.BundleRunError("catalog_address is only used with serve=address")
+    core.check_params(p)
     bundle = core.read_bundle(bundle_dir, p.get("package"), p.get("channel"), image)
-    ns = p["namespace"]
-    catalog = core.catalog_name(bundle.package)
     cluster = Cluster(module.client)
     if p.get("pull_secret") and image is None and load_index is None:  # (an image pulled with it: already checked)
-        pull_secret_data(cluster, ns, p["pull_secret"])
+        pull_secret_data(cluster, p["namespace"], p["pull_secret"])
+    observed = observe_run(cluster, p, bundle)
+    run = core.plan_run(p, bundle, observed, check_mode)
 
-    ns_exists = cluster.get("Namespace", ns, None, "v1") is not None
-    source = cluster.get("CatalogSource", catalog, ns) if ns_exists else None
-    if source is not None and not core.is_ours(source):
-        raise core.BundleRunError(
-            f"CatalogSource {ns}/{catalog} exists and was not created by this module (label {core.CREATED_BY_LABEL}); "
-            "remove it (operator-sdk cleanup) or install into another namespace"
-        )
-    sub = find_subscription(cluster, ns, bundle.package) if ns_exists else None
-    if sub is not None and not _from_catalog(sub, catalog, ns):
-        raise core.BundleRunError(
-            f"package {bundle.package} is subscribed in {ns} from CatalogSource {spec(sub).get('sourceNamespace')}/{spec(sub).get('source')} "
-            f"(Subscription {name_of(sub)}), not from this module's {catalog}; remove that installation first",
-            result={"reason": "InstalledFromAnotherCatalog"},
-        )
-    installed = installed_csv(cluster, sub) if sub else None
-    installed_name = name_of(installed) if installed else None
-    kind = core.relation(csv_version(installed) if installed else None, bundle)
-
-    index = load_index() if load_index is not None and (kind == core.INSTALL or source is None) else None
-    if kind == core.UPGRADE and not p["wait"] and not check_mode:
-        # refused before anything is served: olm_operator's rule (the upgrade is an InstallPlan approved while waiting)
-        raise core.BundleRunError(
-            f"an upgrade of {installed_name} to {bundle.name} happens only by approving its InstallPlan, which the module does while waiting: "
-            "with wait=false nothing would change; set wait=true"
-        )
-    if serve == SERVE_ADDRESS:
-        served = serve_address(cluster, p, bundle, catalog, source, ns_exists, check_mode)
+    index = load_index() if load_index is not None and run.needs_index else None
+    if p["serve"] == SERVE_ADDRESS:
+        served = serve_address(cluster, p, bundle, run.catalog, observed.catalog_source, observed.namespace_exists, check_mode)
     else:
-        served = serve_pod(cluster, p, bundle, catalog, source, kind, installed_name if installed else None, ns_exists, check_mode, deadline, index)
-
-    params = {
-        "namespace": ns,
-        "package": bundle.package,
-        "channel": bundle.channel,
-        "catalog": catalog,
-        "catalog_namespace": ns,
-        "subscription_name": name_of(sub) if sub else bundle.package,
-        "version": bundle.version,
-        "approval": olm.MANUAL,
-        "starting_csv": bundle.name,
-        "install_modes": bundle.install_modes,
-        "target_namespaces": p.get("target_namespaces"),
-        "approve_dependencies": True,
-    }
-    if check_mode and source is None and sub is None:
-        result = predict_install(cluster, params, ns_exists)
+        served = serve_pod(cluster, p, bundle, run, observed.catalog_source, observed.namespace_exists, check_mode, deadline, index)
+    if run.predict:
+        result = predict_install(cluster, run.subscription, observed.namespace_exists)
     else:
-        result = install(cluster, params, check_mode, p["wait"], deadline.remaining(floor=1))
+        result = install(cluster, run.subscription, check_mode, p["wait"], deadline.remaining(floor=1))
 
     install_diff = result.pop("diff", {}) or {}
     result["changed"] = bool(result.get("changed") or served["changed"])
     result["created"] = dict(result.get("created") or {}, **served["created"])
     result.update(
-        operation=kind,
+        operation=run.kind,
         bundle={"name": bundle.name, "package": bundle.package, "version": bundle.version, "channel": bundle.channel},
         catalog_source=public(served["after"]),
         catalog_address=served["address"],

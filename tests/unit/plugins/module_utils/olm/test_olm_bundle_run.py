@@ -49,6 +49,100 @@ def bundle_copy(tmp_path, source=V1, **annotations):
     return str(target)
 
 
+# ------------------------------------------------------------------------------------------------ one run, decided
+
+OURS = {"metadata": {"name": CATALOG, "labels": core.labels(CATALOG), "uid": "uid-cs"}, "spec": {}}
+
+
+def sub(source=CATALOG, namespace=NS, name="kube-demo"):
+    return {"metadata": {"name": name, "namespace": NS}, "spec": {"name": "kube-demo", "source": source, "sourceNamespace": namespace}}
+
+
+def csv(version):
+    return {"metadata": {"name": f"kube-demo.v{version}"}, "spec": {"version": version}}
+
+
+def installed(subscription=None, version="0.0.1"):
+    """What the cluster has once the module installed kube-demo ``version``."""
+    return core.Observed(True, OURS, subscription or sub(), csv(version))
+
+
+def run_params(**params):
+    return dict({"namespace": NS, "serve": "pod", "catalog_address": None, "wait": True, "target_namespaces": None}, **params)
+
+
+@pytest.mark.parametrize(
+    ("case", "bundle", "observed", "check_mode", "kind", "needs_index", "predict"),
+    [
+        ("nothing there", V1, core.Observed(False, None, None, None), False, core.INSTALL, True, False),
+        ("nothing there, check mode", V1, core.Observed(False, None, None, None), True, core.INSTALL, True, True),
+        ("installed, run again", V1, installed(), False, core.SAME, False, False),
+        ("upgrade", V2, installed(), False, core.UPGRADE, False, False),
+        ("upgrade in check mode, without wait", V2, installed(), True, core.UPGRADE, False, False),
+        # the catalog was removed by hand: served again from the bundle (and the index image, when one is named)
+        ("subscribed, catalog gone", V1, core.Observed(True, None, sub(), csv("0.0.1")), False, core.SAME, True, False),
+        ("catalog left, nothing installed", V1, core.Observed(True, OURS, None, None), True, core.INSTALL, True, False),
+    ],
+)
+def test_plan_run(case, bundle, observed, check_mode, kind, needs_index, predict):
+    params = run_params(wait=not check_mode)
+    run = core.plan_run(params, core.read_bundle(bundle), observed, check_mode)
+    assert (run.kind, run.needs_index, run.predict) == (kind, needs_index, predict), case
+    assert run.catalog == CATALOG and run.installed_name == (observed.installed_csv or {}).get("metadata", {}).get("name")
+    assert run.subscription["subscription_name"] == "kube-demo" and run.subscription["starting_csv"] == core.read_bundle(bundle).name
+    assert run.subscription["approval"] == "Manual" and run.subscription["catalog"] == CATALOG and run.subscription["catalog_namespace"] == NS
+
+
+@pytest.mark.parametrize(
+    ("case", "bundle", "observed", "wait", "match"),
+    [
+        ("a CatalogSource of the same name not ours", V1, core.Observed(True, {"metadata": {"name": CATALOG}}, None, None), True, "not created by this module"),
+        ("subscribed from another catalog", V1, installed(sub(source="community")), True, "subscribed in demo from CatalogSource demo/community"),
+        ("subscribed from our name elsewhere", V1, installed(sub(namespace="olm")), True, "from CatalogSource olm/kube-demo-catalog"),
+        ("a newer version installed", V1, installed(version="0.0.2"), True, "OLM does not downgrade"),
+        ("an upgrade without wait", V2, installed(), False, "set wait=true"),
+    ],
+)
+def test_plan_run_refuses_before_any_write(case, bundle, observed, wait, match):
+    with pytest.raises(core.BundleRunError, match=match):
+        core.plan_run(run_params(wait=wait), core.read_bundle(bundle), observed, False)
+
+
+def test_check_params_refuses_catalog_address_with_serve_pod():
+    with pytest.raises(core.BundleRunError, match="only used with serve=address"):
+        core.check_params(run_params(catalog_address="127.0.0.1:50051"))
+    core.check_params(run_params(serve="address", catalog_address="127.0.0.1:50051"))
+
+
+REGISTRY_PARAMS = run_params(opm_image=core.DEFAULT_OPM_IMAGE, image_pull_policy="IfNotPresent", security_context_config="restricted")
+
+
+def test_plan_registry_of_a_first_install_serves_the_bundle_alone():
+    bundle = core.read_bundle(V1)
+    run = core.plan_run(REGISTRY_PARAMS, bundle, core.Observed(False, None, None, None), False)
+    cms, pod, annotations, digest = core.plan_registry(REGISTRY_PARAMS, bundle, run, None, {})
+    assert digest == digest_of(catalog_for_bundle_dirs([V1]))
+    assert [cm["metadata"]["name"] for cm in cms] == core.config_map_names(CATALOG, digest, 1)
+    assert pod["metadata"]["name"] == pod_name(digest) and "ownerReferences" not in pod["metadata"]
+    assert annotations == {
+        core.ANNOTATION_INDEX_IMAGE: core.DEFAULT_OPM_IMAGE,
+        core.ANNOTATION_INJECTED_BUNDLES: json.dumps([{"name": "kube-demo.v0.0.1", "version": "0.0.1"}], separators=(",", ":")),
+        core.ANNOTATION_REGISTRY_POD: pod["metadata"]["name"],
+        core.ANNOTATION_DIGEST: digest,
+    }
+
+
+def test_plan_registry_of_an_upgrade_extends_the_served_catalog_and_is_owned():
+    bundle = core.read_bundle(V2)
+    run = core.plan_run(REGISTRY_PARAMS, bundle, installed(), False)
+    served = catalog_for_bundle_dirs([V1])
+    owner = core.owner_reference(OURS)
+    cms, pod, annotations, digest = core.plan_registry(REGISTRY_PARAMS, bundle, run, served, {core.ANNOTATION_INDEX_IMAGE: core.DEFAULT_OPM_IMAGE}, owner)
+    assert digest == digest_of(catalog_for_bundle_dirs([V1, V2]))  # the upgrade's entry replaces the installed CSV
+    assert all(o["metadata"]["ownerReferences"] == [owner] for o in cms + [pod])
+    assert [b["name"] for b in json.loads(annotations[core.ANNOTATION_INJECTED_BUNDLES])] == ["kube-demo.v0.0.1", "kube-demo.v0.0.2"]
+
+
 # ------------------------------------------------------------------------------------------------ the bundle
 
 
