@@ -598,7 +598,7 @@ def execute(module):
     if not params.get("approval"):
         params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
     refuse_ineffective_options(params)
-    cluster = Cluster(module.client)
+    cluster = module.cluster
     timer = Deadline()
     try:
         if params["state"] == "absent":

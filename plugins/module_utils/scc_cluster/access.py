@@ -15,7 +15,6 @@ __metaclass__ = type
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import (
     HTTP_CONFLICT,
-    Cluster,
     GuardFailed,
     detect_openshift,
     diff_view,
@@ -231,4 +230,4 @@ def _pod_security_fallback(cluster, params, check_mode, scc, namespace, result):
 
 def execute(module):
     """The module's entry point (``KubeforgeModule.run``)."""
-    return apply(Cluster(module.client), module.params, module.check_mode)
+    return apply(module.cluster, module.params, module.check_mode)

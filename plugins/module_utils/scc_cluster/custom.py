@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, detect_openshift, diff_view
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import detect_openshift, diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import public
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import custom
@@ -64,7 +64,7 @@ def execute(module):
             result.update(forced_by=forced_by, recommendation=recommendation)
             if not result["relaxations"]:
                 result["warnings"].append("the workload fits restricted-v2, which every authenticated user may use: it needs no custom SCC")
-    cluster = Cluster(module.client)
+    cluster = module.cluster
     require_scc_api(cluster)
     before = cluster.get(custom.KIND, name, None, custom.API_VERSION)
     if params["state"] == "present":

@@ -11,7 +11,6 @@ __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.clock import Deadline
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import public
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import access, custom
@@ -40,7 +39,7 @@ def scc_record(scc, rbac):
 def execute(module):
     """Entry point of the scc_info module."""
     timer = Deadline()
-    cluster, name = Cluster(module.client), module.params.get("name")
+    cluster, name = module.cluster, module.params.get("name")
     if name == "":
         raise KubeforgeError("name must not be empty (omit it to list every SCC)")
     try:

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError
-from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import Cluster, diff_view
+from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.cluster import diff_view
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s.objects import patch_with_warnings
 from ansible_collections.kubeforge.operators.plugins.module_utils.scc import pod_security as ps
 
@@ -76,4 +76,4 @@ def apply(cluster, params, check_mode):
 
 def execute(module):
     """The module's entry point (``KubeforgeModule.run``)."""
-    return apply(Cluster(module.client), module.params, module.check_mode)
+    return apply(module.cluster, module.params, module.check_mode)
