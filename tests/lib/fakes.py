@@ -351,7 +351,9 @@ class ScriptedResource:
     def get(self, namespace=None, watch=False, serialize=True, _preload_content=True, **params):
         if watch:
             self.watch_calls.append(dict(params, namespace=namespace))
-            stream = self.streams.pop(0) if self.streams else []
+            if not self.streams:
+                return WatchResponse([], self.closed)
+            stream = self.streams.pop(0)
             if isinstance(stream, Exception):
                 raise stream
             return WatchResponse(stream, self.closed)

@@ -39,8 +39,10 @@ def test_insufficient_scope_fails_once_and_clearly(scope_registry):
     assert info.value.status == 401
     assert PASSWORD not in msg and not any(tok in msg for tok in scope_registry.tokens)
     # one token per scope set: no futile re-requests of a scope the token server already cut down
-    assert scope_registry.requested_scopes() == [["repository:team/app:pull"],
-                                             ["repository:team/app:pull,push", "repository:team/other:pull"]]
+    assert scope_registry.requested_scopes() == [
+        ["repository:team/app:pull"],
+        ["repository:team/app:pull,push", "repository:team/other:pull"],
+    ]
 
 
 def test_registry_wanting_more_scope_gets_a_wider_token(scope_registry):

@@ -293,13 +293,13 @@ def test_waiting_messages_carry_details():
 
 # ------------------------------------------------------------------------------------------------ plan_steps
 
-CORE_KINDS = {
+CORE_KINDS = frozenset({
     ("v1", "Namespace"),
     ("v1", "ServiceAccount"),
     ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
     ("apps/v1", "Deployment"),
-}
+})
 OLM_KINDS = {
     ("operators.coreos.com/v1", "OperatorGroup"),
     ("operators.coreos.com/v1alpha1", "ClusterServiceVersion"),
@@ -389,7 +389,7 @@ def test_check_mode_dry_runs_what_it_can_and_predicts_the_rest(plan, case, names
     by_action = objects_by_action(steps)
     assert by_action.get(mf.PREDICT, []) == predicted
     assert sorted(by_action[mf.APPLY] + by_action.get(mf.PREDICT, [])) == sorted(refs(plan.objects))  # every object, once
-    assert {a for a, _ in steps} <= {mf.APPLY, mf.PREDICT}  # no waits in check mode
+    assert {action for action, _ref in steps} <= {mf.APPLY, mf.PREDICT}  # no waits in check mode
     crds = [(mf.APPLY, f"CustomResourceDefinition {mf.object_ref(c).name}") for c in plan.crds]
     assert [s for s in steps if s[1].startswith("CustomResourceDefinition ")] == crds
 
