@@ -561,10 +561,20 @@ Observed = namedtuple("Observed", ["namespace_exists", "catalog_source", "subscr
 RunPlan = namedtuple("RunPlan", ["kind", "catalog", "installed_name", "needs_index", "predict", "subscription"])
 
 
+# How the catalog is served (the ``serve`` option).
+SERVE_POD = "pod"
+SERVE_ADDRESS = "address"
+
+
 def check_params(params):
     """Refuse option combinations the argument spec cannot express, before anything is read."""
-    if params["serve"] == "pod" and params.get("catalog_address"):
+    if params["serve"] == SERVE_POD and params.get("catalog_address"):
         raise BundleRunError("catalog_address is only used with serve=address")
+
+
+def from_catalog(subscription, catalog, namespace):
+    """The Subscription subscribes from CatalogSource ``namespace/catalog``."""
+    return (spec(subscription).get("source"), spec(subscription).get("sourceNamespace")) == (catalog, namespace)
 
 
 def plan_run(params, bundle, observed, check_mode):
@@ -578,7 +588,7 @@ def plan_run(params, bundle, observed, check_mode):
             f"CatalogSource {namespace}/{catalog} exists and was not created by this module (label {CREATED_BY_LABEL}); "
             "remove it (operator-sdk cleanup) or install into another namespace"
         )
-    if sub is not None and ((spec(sub).get("source"), spec(sub).get("sourceNamespace")) != (catalog, namespace)):
+    if sub is not None and not from_catalog(sub, catalog, namespace):
         raise BundleRunError(
             f"package {bundle.package} is subscribed in {namespace} from CatalogSource {spec(sub).get('sourceNamespace')}/{spec(sub).get('source')} "
             f"(Subscription {name_of(sub)}), not from this module's {catalog}; remove that installation first",

@@ -53,9 +53,6 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.olm_cluster.op
     uninstall,
 )
 
-SERVE_POD = "pod"
-SERVE_ADDRESS = "address"
-
 
 def find_subscription(cluster, namespace, package):
     """The namespace's Subscription of ``package`` (OLM allows one), or None."""
@@ -64,10 +61,6 @@ def find_subscription(cluster, namespace, package):
         names = ", ".join(sorted(name_of(s) for s in subs))
         raise core.BundleRunError(f"namespace {namespace} has {len(subs)} Subscriptions of package {package} ({names})")
     return subs[0] if subs else None
-
-
-def _from_catalog(sub, catalog, namespace):
-    return (spec(sub).get("source"), spec(sub).get("sourceNamespace")) == (catalog, namespace)
 
 
 def _annotations(obj):
@@ -286,7 +279,7 @@ def present(module, bundle_dir, image=None, load_index=None):
     run = core.plan_run(p, bundle, observed, check_mode)
 
     index = load_index() if load_index is not None and run.needs_index else None
-    if p["serve"] == SERVE_ADDRESS:
+    if p["serve"] == core.SERVE_ADDRESS:
         served = serve_address(cluster, p, bundle, run.catalog, observed.catalog_source, observed.namespace_exists, check_mode)
     else:
         served = serve_pod(cluster, p, bundle, run, observed.catalog_source, observed.namespace_exists, check_mode, deadline, index)
@@ -341,7 +334,7 @@ def absent(module, bundle_dir=None):
     sub = find_subscription(cluster, ns, package)
     removed = {}
     deadline = Deadline(p["wait_timeout"])  # one deadline for the uninstall and the CatalogSource together
-    if (sub is not None and _from_catalog(sub, catalog, ns)) or (sub is None and ours):
+    if (sub is not None and core.from_catalog(sub, catalog, ns)) or (sub is None and ours):
         params = {"namespace": ns, "package": package, "subscription_name": name_of(sub) if sub else package, "delete_crds_and_data": p["delete_crds_and_data"]}
         removed.update(uninstall(cluster, params, module.check_mode, p["wait"], p["wait_timeout"])["removed"])
     elif sub is not None:
