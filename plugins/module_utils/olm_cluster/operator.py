@@ -598,7 +598,7 @@ def execute(module):
     if not params.get("approval"):
         params["approval"] = "Manual" if params.get("version") or params.get("starting_csv") else "Automatic"
     refuse_ineffective_options(params)
-    cluster = module.cluster
+    cluster = Cluster(module.client)  # the OLM-flavoured facade: kinds without an apiVersion are operators.coreos.com/v1alpha1
     timer = Deadline()
     try:
         if params["state"] == "absent":
