@@ -28,8 +28,9 @@ def items(custom, namespace, plural, version=V1ALPHA1):
     return custom.list_namespaced_custom_object(GROUP, version, namespace, plural)["items"]
 
 
-def serving(custom, namespace):
-    """Wait until packageserver lists the namespace's catalog (its PackageManifests); returns their names."""
+def serving(custom, namespace, package):
+    """Wait until packageserver lists ``package`` among the PackageManifests of the namespace's catalog (it fills its
+    list package by package as the registry streams them, so a first non-empty list can lack it); returns their names."""
     return poll_until(
         lambda: sorted(
             m["metadata"]["name"]
@@ -37,7 +38,8 @@ def serving(custom, namespace):
         ),
         120,
         0.5,
-        f"the PackageManifests of {namespace}/{CATALOG}",
+        f"PackageManifest {package} of {namespace}/{CATALOG}",
+        until=lambda names: package in names,
     )
 
 
@@ -124,7 +126,7 @@ def test_a_manual_upgrade_approves_the_install_plan_check_mode_named(run_module,
 
 def test_a_package_no_catalog_has_fails_the_same_way_in_both(run_module, kubeconfig, catalog_ns, custom):
     ns = catalog_ns
-    assert "kube-demo" in serving(custom, ns)
+    assert "kube-demo" in serving(custom, ns, "kube-demo")
     results = [operator(run_module, kubeconfig, ns, package="kube-nowhere", check_mode=check) for check in (True, False)]
     for result in results:
         assert result.get("failed") and result.get("reason") == "ConstraintsNotSatisfiable", result
