@@ -307,6 +307,18 @@ OLM_KINDS = {
 }
 
 
+# Every object that lives in OLM's two namespaces, in apply order: what check mode cannot dry-run before they exist.
+IN_OLM_NAMESPACES = [
+    "ServiceAccount olm/olm-operator-serviceaccount",
+    "Deployment olm/olm-operator",
+    "Deployment olm/catalog-operator",
+    "OperatorGroup operators/global-operators",
+    "OperatorGroup olm/olm-operators",
+    "ClusterServiceVersion olm/packageserver",
+    "CatalogSource olm/operatorhubio-catalog",
+]
+
+
 def steps_of(plan, namespaces=(), served=CORE_KINDS, check_mode=False, wait=False):
     return [(step.action, mf.ref_text(step.ref)) for step in mf.plan_steps(plan, set(namespaces), served, check_mode, wait)]
 
@@ -343,15 +355,7 @@ def test_a_real_run_with_wait_rolls_out_the_deployments_then_the_csvs(plan):
             "fresh",
             (),
             CORE_KINDS,
-            [
-                "ServiceAccount olm/olm-operator-serviceaccount",
-                "Deployment olm/olm-operator",
-                "Deployment olm/catalog-operator",
-                "OperatorGroup operators/global-operators",
-                "OperatorGroup olm/olm-operators",
-                "ClusterServiceVersion olm/packageserver",
-                "CatalogSource olm/operatorhubio-catalog",
-            ],
+            IN_OLM_NAMESPACES,
         ),
         # OLM's CRDs served, its namespaces there: everything is dry-run by the API server
         ("installed", ("olm", "operators"), CORE_KINDS | OLM_KINDS, []),
@@ -360,15 +364,7 @@ def test_a_real_run_with_wait_rolls_out_the_deployments_then_the_csvs(plan):
             "crds-only",
             (),
             CORE_KINDS | OLM_KINDS,
-            [
-                "ServiceAccount olm/olm-operator-serviceaccount",
-                "Deployment olm/olm-operator",
-                "Deployment olm/catalog-operator",
-                "OperatorGroup operators/global-operators",
-                "OperatorGroup olm/olm-operators",
-                "ClusterServiceVersion olm/packageserver",
-                "CatalogSource olm/operatorhubio-catalog",
-            ],
+            IN_OLM_NAMESPACES,
         ),
         # namespaces there, OLM's kinds not served yet: only those are predicted
         (
