@@ -1,10 +1,11 @@
 """The fakes of the unit tests: one ``FakeModule`` (AnsibleModule, or a KubeforgeModule handed to glue code), one
-fake dynamic client (``FakeDynamicClient``, kubernetes.dynamic's client with its discovery) and, for the watch
-engine, a resource with scripted LIST and WATCH answers (``ScriptedResource``). Both record what the code
-under test asked for, so tests assert on requests as well as on results.
+fake dynamic client (``FakeDynamicClient``, kubernetes.dynamic's client with its discovery, its writes and watch
+streams; a kind's LIST and WATCH answers can be scripted for the watch engine). It records what the code under test
+asked for, so tests assert on requests as well as on results.
 """
 
 import copy
+import functools
 import json
 import threading
 import time
@@ -150,23 +151,33 @@ CLUSTER_SCOPED_KINDS = frozenset(
 
 
 class DiscoveredResource:
-    """What discovery returns for a kind (kubernetes.dynamic's Resource, as far as the fakes need it)."""
+    """What discovery returns for a kind (kubernetes.dynamic's Resource, as far as the fakes need it). Found through a
+    FakeDynamicClient's discovery it is bound to that client, as a real Resource is: ``resource.get(...)``,
+    ``resource.create(...)``, ... are ``client.get(resource, ...)``, ... (kubernetes.core's K8SClient and the watch
+    engine call resources this way)."""
 
-    def __init__(self, kind, api_version=None):
+    def __init__(self, kind, api_version=None, client=None):
         self.kind = kind
         self.api_version = api_version
+        self.client = client
+
+    def __getattr__(self, name):
+        if name.startswith("_") or self.__dict__.get("client") is None:
+            raise AttributeError(name)
+        return functools.partial(getattr(self.client, name), self)
 
 
 class FakeDiscovery:
     """A dynamic client's ``resources``: ``get(api_version, kind)`` finds the kinds in ``served`` whose group version
     is in the discovery cache (``cached``); ``invalidate_cache()`` (a refresh) caches everything served. Lookups
     (``(api_version, kind)``) and refreshes are counted. ``handles`` gives the resource object to return for a kind
-    (default: a DiscoveredResource)."""
+    (default: a DiscoveredResource bound to ``client``)."""
 
-    def __init__(self, served=(), cached=None, handles=None):
+    def __init__(self, served=(), cached=None, handles=None, client=None):
         self.handles = dict(handles or {})
         self.served = set(served) | set(self.handles)
         self.cached = {api_version for api_version, _kind in self.served} if cached is None else set(cached)
+        self.client = client
         self.lookups = []
         self.invalidations = 0
 
@@ -183,7 +194,7 @@ class FakeDiscovery:
         self.lookups.append((api_version, kind))
         if (api_version, kind) not in self.served or api_version not in self.cached:
             raise ResourceNotFoundError(f"No matches found for {{'api_version': '{api_version}', 'kind': '{kind}'}}")
-        return self.handles.get((api_version, kind)) or DiscoveredResource(kind, api_version)
+        return self.handles.get((api_version, kind)) or DiscoveredResource(kind, api_version, self.client)
 
     def invalidate_cache(self):
         self.invalidations += 1
@@ -191,25 +202,38 @@ class FakeDiscovery:
 
 
 class FakeDynamicClient:
-    """kubernetes.dynamic's client over objects in memory, for the code under test's reads and writes.
+    """kubernetes.dynamic's client over objects in memory, for the code under test's reads, writes and watches.
 
     ``objects``: kind -> list of object dicts (tests read and change them directly). Every request is recorded in
     ``requests`` as ``(kind, verb, name or label selector, field selector or patch body)``; discovery documents as
-    ``("discovery", method, path, None)``. ``served``/``cached``/``handles``: what discovery knows (FakeDiscovery).
-    ``errors``: kind (or ``"discovery"``) -> the exception every request for it raises. ``failures``: kind -> the
-    exceptions the next writes of that kind raise, in order. ``namespaces``: the namespaces requests may name (None:
-    any); kinds in CLUSTER_SCOPED_KINDS must name none. With ``dry_run`` writes are answered but not stored, like
-    kubernetes.core's client in check mode.
+    ``("discovery", method, path, None)``; and with all its parameters (``dry_run``, ``field_manager``, the delete
+    options, ...) in ``calls`` as ``(verb, kind, params)``. ``served``/``cached``/``handles``: what discovery knows
+    (FakeDiscovery). ``errors``: kind (or ``"discovery"``) -> the exception every request for it raises.
+    ``failures``: kind -> the exceptions the next writes of that kind raise, in order. ``namespaces``: the namespaces
+    requests may name (None: any); kinds in CLUSTER_SCOPED_KINDS must name none. With ``dry_run`` (or a request's
+    ``dry_run="All"``, as kubernetes.core's client sends in check mode) writes are answered but not stored.
+
+    Writes behave as the API server's do where the code under test depends on it: a create of an existing name is
+    409, a JSON patch's failed ``test`` 422, a merge patch merges (RFC 7386), a server-side apply merges the
+    definition into the object (creating it when missing), a delete with a ``resourceVersion`` precondition of
+    another version is 409, and an object with finalizers is only marked deleted (and returned). Patches and applies
+    move the resourceVersion on.
+
+    Watches: ``script(kind, listings, streams)`` scripts a kind's LISTs and WATCHes (``Script``); an unscripted kind
+    is listed from ``objects`` and its watch stays open and quiet. ``stop_watches()`` ends every open stream.
     """
 
     def __init__(self, objects=None, served=(), cached=None, handles=None, errors=None, namespaces=None, dry_run=False):
         self.objects = {} if objects is None else objects
-        self.resources = FakeDiscovery(served, cached, handles)
+        self.resources = FakeDiscovery(served, cached, handles, client=self)
         self.errors = errors or {}
         self.failures = {}
         self.namespaces = None if namespaces is None else set(namespaces)
         self.dry_run = dry_run
         self.requests = []
+        self.calls = []
+        self.scripts = {}
+        self.closed = threading.Event()  # ends the quiet streams of unscripted kinds
         self.last_resource_version = 1000
 
     # ---------------------------------------------------------------------------------------------- reads
@@ -227,59 +251,110 @@ class FakeDynamicClient:
             raise NotFoundError(ApiException(status=404, reason="Not Found"))
         return {"kind": "APIResourceList"}
 
-    def get(self, resource, name=None, namespace=None, label_selector=None, field_selector=None):
+    def get(self, resource, name=None, namespace=None, label_selector=None, field_selector=None, watch=False, **params):
+        """A GET (``name``), a LIST or (``watch``) a WATCH; ``serialize``, ``resource_version`` and the other
+        parameters of a real client are recorded in ``calls``."""
         self._check_namespace(resource.kind, namespace)
-        self.requests.append((resource.kind, "GET" if name else "LIST", name or label_selector or None, field_selector))
+        verb = "WATCH" if watch else "GET" if name else "LIST"
+        self.requests.append((resource.kind, verb, name or label_selector or None, field_selector))
+        call = dict(params, name=name, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+        self.calls.append((verb, resource.kind, _given(call)))
         if resource.kind in self.errors:
             raise self.errors[resource.kind]
+        script = self.scripts.get(resource.kind)
+        if script is not None:
+            return script.answer(verb, self.calls[-1][2])
+        if watch:
+            return WatchResponse([], self.closed)
         if name:
             return copy.deepcopy(self._find(resource.kind, name, namespace)[1])
         items = [obj for obj in self.objects.get(resource.kind, []) if self._in(obj, namespace) and selected(obj, label_selector, field_selector)]
-        return {"kind": resource.kind + "List", "items": copy.deepcopy(items)}
+        return {"kind": resource.kind + "List", "metadata": {"resourceVersion": str(self.last_resource_version)}, "items": copy.deepcopy(items)}
 
     def stored(self, kind, name):
         """The stored object (not a copy)."""
         return self._find(kind, name, None)[1]
 
+    def script(self, kind, listings, streams=(), interval=0):
+        """Script the LISTs and WATCHes of ``kind`` (``Script``); returns the script, which records them."""
+        self.scripts[kind] = Script(listings, streams, interval)
+        return self.scripts[kind]
+
+    def stop_watches(self):
+        """End every watch stream that is open (the server going away at the end of a test)."""
+        self.closed.set()
+        for script in self.scripts.values():
+            script.closed.set()
+
     # --------------------------------------------------------------------------------------------- writes
 
-    def patch(self, resource, body, name=None, namespace=None, content_type=None):
-        assert content_type == "application/json-patch+json", "only JSON patches are implemented"
-        self._check_namespace(resource.kind, namespace)
-        self.requests.append((resource.kind, "PATCH", name, json.dumps(body)))
-        self._fail(resource.kind)
+    def patch(self, resource, body, name=None, namespace=None, content_type=None, **params):
+        """A JSON patch (RFC 6902, ``application/json-patch+json``) or a merge patch (RFC 7386)."""
+        assert content_type in ("application/json-patch+json", "application/merge-patch+json"), f"{content_type} patches are not implemented"
+        self._write("PATCH", resource, namespace, name, json.dumps(body), dict(params, name=name, namespace=namespace, body=body, content_type=content_type))
         index, obj = self._find(resource.kind, name, namespace)
-        after = apply_json_patch(obj, body)
-        self.last_resource_version += 1
-        after["metadata"]["resourceVersion"] = str(self.last_resource_version)
-        if not self.dry_run:
-            self.objects[resource.kind][index] = after
-        return copy.deepcopy(after)
+        after = apply_json_patch(obj, body) if content_type == "application/json-patch+json" else merge_patch(obj, body)
+        return self._store(resource.kind, index, after, params)
 
-    def delete(self, resource, name=None, namespace=None):
-        self._check_namespace(resource.kind, namespace)
-        self.requests.append((resource.kind, "DELETE", name, None))
-        self._fail(resource.kind)
-        index, _obj = self._find(resource.kind, name, namespace)
-        if not self.dry_run:
+    def apply(self, resource, body, namespace=None, **params):
+        """A server-side apply: ``body`` merged into the object (a merge patch without deletions), or created."""
+        name = body["metadata"]["name"]
+        self._write("APPLY", resource, namespace, name, None, dict(params, namespace=namespace, body=body))
+        try:
+            index, obj = self._find(resource.kind, name, namespace)
+        except NotFoundError:
+            index, obj = None, {}
+        return self._store(resource.kind, index, merge_patch(obj, body), params)
+
+    def delete(self, resource, name=None, namespace=None, body=None, **params):
+        self._write("DELETE", resource, namespace, name, None, dict(params, name=name, namespace=namespace, body=body))
+        index, obj = self._find(resource.kind, name, namespace)
+        expected = ((body or {}).get("preconditions") or {}).get("resourceVersion")
+        if expected is not None and expected != obj["metadata"].get("resourceVersion"):
+            stored = obj["metadata"].get("resourceVersion")
+            raise api_exception(409, f"Precondition failed: ResourceVersion in precondition: {expected}, in object meta: {stored}")
+        if obj["metadata"].get("finalizers"):
+            return self._store(resource.kind, index, dict(obj, metadata=dict(obj["metadata"], deletionTimestamp="2026-01-01T00:00:00Z")), params)
+        if not self._dry(params):
             del self.objects[resource.kind][index]
         return {"kind": "Status", "status": "Success"}
 
-    def create(self, resource, body, namespace=None):
-        self._check_namespace(resource.kind, namespace)
+    def create(self, resource, body, namespace=None, **params):
         name = body["metadata"].get("name")
-        self.requests.append((resource.kind, "CREATE", name or body["metadata"].get("generateName"), None))
-        self._fail(resource.kind)
+        self._write("CREATE", resource, namespace, name or body["metadata"].get("generateName"), None, dict(params, namespace=namespace, body=body))
         if name and any(o["metadata"].get("name") == name and self._in(o, namespace) for o in self.objects.get(resource.kind, [])):
             raise api_exception(409, f'{resource.kind.lower()}s "{name}" already exists')
-        if not self.dry_run:
+        if not self._dry(params):
             self.objects.setdefault(resource.kind, []).append(copy.deepcopy(body))
         return copy.deepcopy(body)
 
     def writes(self, kind=None):
-        return [r for r in self.requests if r[1] in ("PATCH", "DELETE", "CREATE") and (kind is None or r[0] == kind)]
+        return [r for r in self.requests if r[1] in ("PATCH", "APPLY", "DELETE", "CREATE") and (kind is None or r[0] == kind)]
 
     # ------------------------------------------------------------------------------------------- internals
+
+    def _write(self, verb, resource, namespace, name, detail, call):
+        """Check and record a write; raise the next failure scripted for the kind."""
+        self._check_namespace(resource.kind, namespace)
+        self.requests.append((resource.kind, verb, name, detail))
+        self.calls.append((verb, resource.kind, _given(call)))
+        queue = self.failures.get(resource.kind) or []
+        if queue:
+            raise queue.pop(0)
+
+    def _dry(self, params):
+        return self.dry_run or params.get("dry_run") == "All"
+
+    def _store(self, kind, index, after, params):
+        """``after`` with the next resourceVersion, stored (at ``index``; None: added) unless a dry run; a copy."""
+        self.last_resource_version += 1
+        after["metadata"]["resourceVersion"] = str(self.last_resource_version)
+        if not self._dry(params):
+            if index is None:
+                self.objects.setdefault(kind, []).append(after)
+            else:
+                self.objects[kind][index] = after
+        return copy.deepcopy(after)
 
     def _check_namespace(self, kind, namespace):
         if kind in CLUSTER_SCOPED_KINDS:
@@ -297,10 +372,23 @@ class FakeDynamicClient:
                 return index, obj
         raise not_found()
 
-    def _fail(self, kind):
-        queue = self.failures.get(kind) or []
-        if queue:
-            raise queue.pop(0)
+
+def _given(params):
+    """A request's parameters without those left unset (the namespace is kept: None names a cluster-wide request)."""
+    return {key: value for key, value in params.items() if value is not None or key == "namespace"}
+
+
+def merge_patch(obj, patch):
+    """RFC 7386 on a copy of ``obj``: objects merge, None removes a member, anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    merged = copy.deepcopy(obj) if isinstance(obj, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
 
 
 # ------------------------------------------------------------------------------------------------ watch streams
@@ -311,8 +399,9 @@ WATCH_CLOSE = object()
 
 class WatchResponse:
     """The HTTP response of a watch as kubernetes' ``Watch`` reads it: one JSON line per event of ``events`` (a
-    ``bytes`` entry is sent as it is), ``interval`` seconds apart, then open and quiet until ``closed`` (an Event)
-    is set, or ended at a ``WATCH_CLOSE`` entry (the server closed the stream)."""
+    ``bytes`` entry is sent as it is; a ``threading.Event`` is waited for, up to 10 s, before the rest), ``interval``
+    seconds apart, then open and quiet until ``closed`` (an Event) is set, or ended at a ``WATCH_CLOSE`` entry (the
+    server closed the stream)."""
 
     def __init__(self, events, closed, interval=0):
         self.events, self.closed, self.interval = events, closed, interval
@@ -321,6 +410,9 @@ class WatchResponse:
         for entry in self.events:
             if entry is WATCH_CLOSE:
                 return
+            if isinstance(entry, threading.Event):
+                assert entry.wait(10), "the stream's gate was not opened"
+                continue
             if self.interval and self.closed.wait(self.interval):
                 return
             yield entry if isinstance(entry, bytes) else json.dumps(entry).encode() + b"\n"
@@ -334,30 +426,31 @@ class WatchResponse:
         pass
 
 
-class ScriptedResource:
-    """A resource for the watch engine (``observe``, ``watch_until``) with its answers scripted: LISTs answer
+class Script:
+    """The scripted LIST and WATCH answers of one kind of a FakeDynamicClient (``client.script``): LISTs answer
     ``listings`` in order (an exception among them is raised), the last one again once they run out; WATCHes answer
-    ``streams`` in order (an exception is raised, a list is streamed as ``WatchResponse`` streams it), then stay open
-    and quiet until ``closed`` is set. Each LIST's parameters are in ``list_calls`` and its ``time.monotonic()`` in
-    ``list_times``; each WATCH's parameters in ``watch_calls``."""
+    ``streams`` in order (an exception is raised, a list is streamed as ``WatchResponse`` streams it, events
+    ``interval`` seconds apart), then stay open and quiet until ``closed`` is set. Each LIST's parameters are in
+    ``list_calls`` and its ``time.monotonic()`` in ``list_times``; each WATCH's parameters in ``watch_calls``."""
 
-    def __init__(self, listings, streams=(), kind="ConfigMap"):
-        self.kind = kind
+    def __init__(self, listings, streams=(), interval=0):
         self.listings = list(listings)
         self.streams = list(streams)
+        self.interval = interval
         self.list_calls, self.list_times, self.watch_calls = [], [], []
         self.closed = threading.Event()
 
-    def get(self, namespace=None, watch=False, serialize=True, _preload_content=True, **params):
-        if watch:
-            self.watch_calls.append(dict(params, namespace=namespace))
+    def answer(self, verb, params):
+        params = {key: value for key, value in params.items() if key not in ("serialize", "watch", "_preload_content")}
+        if verb == "WATCH":
+            self.watch_calls.append(params)
             if not self.streams:
                 return WatchResponse([], self.closed)
             stream = self.streams.pop(0)
             if isinstance(stream, Exception):
                 raise stream
-            return WatchResponse(stream, self.closed)
-        self.list_calls.append(dict(params, namespace=namespace))
+            return WatchResponse(stream, self.closed, self.interval)
+        self.list_calls.append(params)
         self.list_times.append(time.monotonic())
         item = self.listings.pop(0) if len(self.listings) > 1 else self.listings[0]
         if isinstance(item, Exception):

@@ -739,6 +739,29 @@ def _fast(desired, observed, node_selective):
     return Action(WAIT, f"the rollout to reach every node ({progress(observed)})", "Rollout", phase=FAST)
 
 
+def watched_revision(desired, observed, action):
+    """The revision whose pods alone the decisions after ``action`` read, or None (every pod of the DaemonSet).
+
+    Once the canary has passed, a rollout without canary nodes is the DaemonSet controller's rolling update: the
+    decisions read the DaemonSet (complete, strategy, rollout_timeout) and the new revision's pods (crashing), never
+    the old pods, whose deletion makes about half the pod events of a rollout. So after an action into (or within)
+    phase fast, a caller that watches may watch the new revision's pods only, as long as ``narrowed_view_holds``."""
+    if desired.undo or desired.canary_nodes or desired.canary_node_selector or not desired.wait:
+        return None
+    ds = observed.daemonset
+    if action.phase != FAST or action.kind not in (WAIT, PATCH) or canary_nodes_of(ds) or observed.updated_hash is None:
+        return None
+    return observed.updated_hash if contains(ds.template, desired.template) else None
+
+
+def narrowed_view_holds(desired, ds):
+    """True while ``next_step`` on the DaemonSet ``ds`` (a ``DaemonSetState``) reads no pod outside the revision
+    ``watched_revision`` named: phase fast, or no phase (the rollout is over: ``_settled`` reads the DaemonSet alone),
+    with the desired template in place. A halt, a rollback or someone else's template brings every pod back into view."""
+    phase = (ds.annotations or {}).get(PHASE)
+    return phase in (FAST, None) and not canary_nodes_of(ds) and contains(ds.template, desired.template)
+
+
 def ondelete_batch(observed, limit):
     """Old pods to delete now under an OnDelete strategy, as the DaemonSet controller's rolling update would:
     old pods that are unavailable at once, available ones while fewer than ``limit`` nodes are unavailable."""

@@ -22,7 +22,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import functools
 import time
+from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import observe as canary_observe
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as canary
@@ -331,30 +333,54 @@ def _one_step(rollout):
     return retry_guarded(attempt, f"DaemonSet {rollout.namespace}/{rollout.name}", error=CanaryError, ride_out_restarts=False)
 
 
-def _watch(rollout, timeout, ds):
-    """``wait: true``: watch the DaemonSet (``ds`` as read at the start: its selector names the pods and
-    ControllerRevisions), its pods and ControllerRevisions and act until a terminal action."""
-    selector = _selector(ds)
+# The view a watch starts from: every pod of the DaemonSet (None), or once the canary has passed the pods of one
+# revision (``canary.watched_revision``) with the ControllerRevisions as last listed.
+Narrowed = namedtuple("Narrowed", ["revision", "revisions"])
+# on_change's answer when a narrowed view no longer holds (a halt, a rollback): watch every pod again.
+WIDEN = "widen"
+
+
+def _sources(rollout, selector, narrowed):
+    """What to watch: the DaemonSet, its pods and its ControllerRevisions; narrowed, the DaemonSet and the pods of
+    one revision (the ControllerRevisions are those of ``narrowed``)."""
+    pods = selector
+    if narrowed is not None:
+        pods = ",".join(part for part in (selector, f"{canary.REVISION_HASH_LABEL}={narrowed.revision}") if part)
     sources = [
         Source("daemonset", "apps/v1", "DaemonSet", rollout.namespace, rollout.name),
-        Source("pods", "v1", "Pod", rollout.namespace, label_selector=selector, reduce=canary_observe.pod_fields),
-        Source("revisions", "apps/v1", "ControllerRevision", rollout.namespace, label_selector=selector),
+        Source("pods", "v1", "Pod", rollout.namespace, label_selector=pods, reduce=canary_observe.pod_fields),
     ]
+    if narrowed is None:
+        sources.append(Source("revisions", "apps/v1", "ControllerRevision", rollout.namespace, label_selector=selector))
+    return sources
+
+
+def _watch(rollout, timeout, ds):
+    """``wait: true``: watch the DaemonSet (``ds`` as read at the start: its selector names the pods and
+    ControllerRevisions), its pods and ControllerRevisions and act until a terminal action. Once the canary has
+    passed, the watch of every pod is replaced by one of the new revision's pods (``canary.watched_revision``): the
+    controller's deletions of the old pods are no longer streamed to the module and decided on."""
+    selector = _selector(ds)
+    deadline = Deadline(timeout)
+    resources = {"daemonset": rollout.ds_resource, "pods": rollout.pod_resource}
     state = {}
     rollout.start_early(ds)
 
-    def on_change(snapshot):
+    def on_change(snapshot, narrowed):
         ds = (snapshot.get("daemonset") or {}).get(rollout.name)
         if ds is None:
             raise CanaryError(f"DaemonSet {rollout.namespace}/{rollout.name} was deleted during the rollout")
+        if narrowed is not None and not canary.narrowed_view_holds(rollout.desired, canary_observe.daemonset_state(ds)):
+            return WIDEN
+        revisions = list((snapshot.get("revisions") or {}).values()) if narrowed is None else narrowed.revisions
         try:
-            observed, action = rollout.decide(ds, list((snapshot.get("pods") or {}).values()), list((snapshot.get("revisions") or {}).values()))
+            observed, action = rollout.decide(ds, list((snapshot.get("pods") or {}).values()), revisions)
             state["observed"], state["action"] = observed, action
             if action.kind in (canary.FAIL, canary.HALTED):
                 rollout.fail(observed, action)
             if action.kind in (canary.DONE, canary.PAUSE):
                 return ds, observed, action
-            rollout.carry_out(ds, action)  # a failed guard: the next event brings the new state
+            carried = rollout.carry_out(ds, action)  # a failed guard: the next event brings the new state
         except K8sError as exc:
             if not rollout.tolerate(exc):
                 raise
@@ -362,15 +388,33 @@ def _watch(rollout, timeout, ds):
         rollout.unreachable_since = None
         if rollout.unsent:
             rollout.send_events()
-        return None
+        revision = canary.watched_revision(rollout.desired, observed, action) if narrowed is None and carried else None
+        return Narrowed(revision, revisions) if revision else None
 
     def on_timeout(snapshot):
         if "observed" not in state:
             return {}
         return rollout.result(state["observed"], state["action"])
 
+    narrowed = None
     try:
-        return observe(rollout.client, sources, on_change, timeout, on_timeout=on_timeout, tick=RECHECK_SECONDS, throttle=THROTTLE)
+        while True:
+            outcome = observe(
+                rollout.client,
+                _sources(rollout, selector, narrowed),
+                functools.partial(on_change, narrowed=narrowed),
+                deadline.remaining(),
+                on_timeout=on_timeout,
+                tick=RECHECK_SECONDS,
+                throttle=THROTTLE,
+                resources=resources,
+            )
+            if isinstance(outcome, Narrowed):
+                narrowed = outcome
+            elif outcome is WIDEN:
+                narrowed = None
+            else:
+                return outcome
     except ResourceTimeoutError as exc:
         action = state.get("action")
         exc.msg = f"Timed out after {timeout}s in the canary rollout of DaemonSet {rollout.namespace}/{rollout.name}" + (
@@ -380,6 +424,7 @@ def _watch(rollout, timeout, ds):
             "again to follow it to the end, or with undo=true to roll it back"
         )
         exc.args = (exc.msg,)
+        exc.duration = exc.result["duration"] = deadline.elapsed()  # the whole wait, not its last view's
         raise
 
 

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+from collections import namedtuple
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import KubeforgeError, excerpt
 
@@ -428,3 +429,105 @@ def who_may_use(scc, roles=(), cluster_roles=(), role_bindings=(), cluster_role_
     for group in scc.get("groups") or ():
         add("Group", group, None, "cluster", "SCC groups")
     return sorted(found, key=lambda s: (s["kind"], s["namespace"] or "", s["name"], s["scope"] or "", s["via"]))
+
+
+# ------------------------------------------------------------------------------------------ a grant's plan
+# The Pod Security level an SCC corresponds to (OpenShift's label syncer maps SCCs the same way, scc.md 6.1/8).
+PSA_LEVEL_OF_SCC = {
+    "restricted-v2": "restricted",
+    "restricted": "baseline",
+    "nonroot-v2": "restricted",
+    "nonroot": "baseline",
+    "anyuid": "baseline",
+}
+
+
+def psa_level(scc):
+    """The Pod Security level that admits what ``scc`` admits: anything not known to be narrower is privileged."""
+    return PSA_LEVEL_OF_SCC.get(scc, "privileged")
+
+
+def choose_scc(scc, recommendation):
+    """``(scc, warnings)``: the SCC to grant, ``scc`` as given or else the one ``recommendation`` (a
+    ``recommend.Recommendation`` or None) names, and a warning when the given one is broader than needed."""
+    chosen = scc or (recommendation.scc if recommendation else None)
+    if not chosen:
+        raise SCCAccessError("no SCC to grant: set scc, or for_workload with a pod template some default SCC admits")
+    warnings = []
+    if recommendation and scc and recommendation.scc and recommendation.scc != scc:
+        warnings.append(f"the workload needs no more than SCC {recommendation.scc}, but {scc} is granted")
+    return chosen, warnings
+
+
+def binding_namespace(subjects, namespace=None, cluster_wide=False):
+    """The namespace of the grant's RoleBinding, or None for a ClusterRoleBinding (``cluster_wide``)."""
+    if cluster_wide:
+        return None
+    if namespace:
+        # admission checks `use` in the pod's namespace: a RoleBinding elsewhere grants its pods nothing
+        elsewhere = sorted(
+            f"{s['namespace']}/{s['name']}" for s in subjects if s.get("kind") == "ServiceAccount" and s.get("namespace") not in (None, namespace)
+        )
+        if elsewhere:
+            raise SCCAccessError(
+                f"ServiceAccount {', '.join(elsewhere)} run pods outside namespace {namespace}: a RoleBinding in {namespace} does not let "
+                "them use the SCC (admission checks the pod's namespace); use their namespace or cluster_wide=true"
+            )
+        return namespace
+    namespaces = {s.get("namespace") for s in subjects if s.get("kind") == "ServiceAccount"}
+    if len(namespaces) == 1 and all(s.get("kind") == "ServiceAccount" for s in subjects):
+        return namespaces.pop()
+    raise SCCAccessError(
+        "set namespace (a RoleBinding there) or cluster_wide=true (a ClusterRoleBinding): users, groups and service "
+        "accounts of several namespaces have no namespace of their own"
+    )
+
+
+def remove_subjects_from_scc_lists(scc_obj, subjects):
+    """``(entries removed, json_patch)`` taking every subject out of the SCC's legacy lists in one request: the
+    patches of ``remove_from_scc_lists`` one after the other, each testing the list as the one before left it."""
+    removed, patch = [], []
+    for subject in subjects:
+        changed, ops = remove_from_scc_lists(scc_obj, subject)
+        if changed:
+            scc_obj = dict(scc_obj, **{ops[-1]["path"][1:]: ops[-1]["value"]})
+            removed.append(legacy_entry(subject)[1])
+            patch.extend(ops)
+    return removed, patch
+
+
+# What a grant through RBAC reads before it writes: ``openshift`` (truthy: OpenShift's own SCC API, not a CRD), the
+# SCC object (None: it does not exist) and whether the ClusterRole ``system:openshift:scc:<scc>`` exists.
+GrantObserved = namedtuple("GrantObserved", ["openshift", "scc_object", "cluster_role"])
+
+# The writes of a grant or revoke: ``cluster_role`` the ClusterRole to create (None: none), the binding of kind
+# ``binding_kind`` in ``namespace`` to edit (``edit_binding``, read again at the write), and ``legacy_patch`` the one
+# JSON patch of the SCC taking ``legacy_removed`` out of its legacy lists (empty: none); ``warnings`` for the result.
+GrantPlan = namedtuple("GrantPlan", ["scc", "state", "binding_kind", "namespace", "subjects", "cluster_role", "legacy_removed", "legacy_patch", "warnings"])
+
+
+def plan_grant(scc, state, namespace, subjects, observed, remove_legacy=False):
+    """The ``GrantPlan`` of granting (``state=present``) or revoking (``absent``) ``use`` of ``scc`` to ``subjects``
+    through a binding in ``namespace`` (None: cluster-wide), from ``observed`` (a ``GrantObserved``)."""
+    warnings = []
+    if observed.scc_object is None:
+        if state == "present":
+            raise SCCAccessError(f"SecurityContextConstraints {scc} does not exist")
+        # Taking back a grant of an SCC deleted meanwhile: its binding may still name the subjects.
+        warnings.append(f"SecurityContextConstraints {scc} does not exist: only its binding is cleaned up")
+    if not observed.openshift:
+        warnings.append(crd_only_warning("grant", state))
+    removed, patch = [], []
+    if state == "absent" and remove_legacy and observed.scc_object is not None:
+        removed, patch = remove_subjects_from_scc_lists(observed.scc_object, subjects)
+    return GrantPlan(
+        scc=scc,
+        state=state,
+        binding_kind="RoleBinding" if namespace else "ClusterRoleBinding",
+        namespace=namespace,
+        subjects=list(subjects),
+        cluster_role=scc_cluster_role(scc) if state == "present" and not observed.cluster_role else None,
+        legacy_removed=removed,
+        legacy_patch=patch,
+        warnings=warnings,
+    )

@@ -29,47 +29,9 @@ from ansible_collections.kubeforge.operators.plugins.module_utils.scc_cluster im
 SCC_API = "security.openshift.io/v1"
 SCC_KIND = "SecurityContextConstraints"
 
-# The Pod Security level an SCC corresponds to (OpenShift's label syncer maps SCCs the same way, scc.md 6.1/8).
-PSA_LEVEL_OF_SCC = {
-    "restricted-v2": "restricted",
-    "restricted": "baseline",
-    "nonroot-v2": "restricted",
-    "nonroot": "baseline",
-    "anyuid": "baseline",
-}
-
 # Seconds (times the conflicts so far) before a binding is read again after a conflict: ansible-operator's proxy
 # serves reads from a cache that may not show the write that conflicted yet.
 BINDING_REFUSAL_PAUSE = 0.2
-
-
-def psa_level(scc):
-    """The Pod Security level that admits what ``scc`` admits: anything not known to be narrower is privileged."""
-    return PSA_LEVEL_OF_SCC.get(scc, "privileged")
-
-
-def _binding_namespace(params, subjects):
-    if params.get("cluster_wide"):
-        return None
-    if params.get("namespace"):
-        namespace = params["namespace"]
-        # admission checks `use` in the pod's namespace: a RoleBinding elsewhere grants its pods nothing
-        elsewhere = sorted(
-            f"{s['namespace']}/{s['name']}" for s in subjects if s.get("kind") == "ServiceAccount" and s.get("namespace") not in (None, namespace)
-        )
-        if elsewhere:
-            raise KubeforgeError(
-                f"ServiceAccount {', '.join(elsewhere)} run pods outside namespace {namespace}: a RoleBinding in {namespace} does not let "
-                "them use the SCC (admission checks the pod's namespace); use their namespace or cluster_wide=true"
-            )
-        return namespace
-    namespaces = {s.get("namespace") for s in subjects if s.get("kind") == "ServiceAccount"}
-    if len(namespaces) == 1 and all(s.get("kind") == "ServiceAccount" for s in subjects):
-        return namespaces.pop()
-    raise KubeforgeError(
-        "set namespace (a RoleBinding there) or cluster_wide=true (a ClusterRoleBinding): users, groups and service "
-        "accounts of several namespaces have no namespace of their own"
-    )
 
 
 def _summary(binding):
@@ -101,33 +63,39 @@ def _namespace_context(cluster, params, subjects):
 
 
 def apply(cluster, params, check_mode):
-    """Grant (``state=present``) or revoke (``absent``) ``use`` of the SCC; returns the module result."""
+    """Grant (``state=present``) or revoke (``absent``) ``use`` of the SCC; returns the module result. What it reads
+    decides every write (``access.plan_grant``) before the first one; check mode sends the same writes as dry runs."""
     subjects = access.parse_subjects(params.get("service_accounts"), params.get("users"), params.get("groups"), params.get("namespace"))
-    result = {"changed": False, "warnings": []}
     recommendation = None
     if params.get("for_workload"):
         recommendation = recommend_scc(params["for_workload"], **_namespace_context(cluster, params, subjects))
+    scc, warnings = access.choose_scc(params.get("scc"), recommendation)
+    result = {"changed": False, "warnings": warnings, "scc": scc}
+    if recommendation is not None:
         result["recommendation"] = recommendation._asdict()
-    scc = params.get("scc") or (recommendation.scc if recommendation else None)
-    if not scc:
-        raise KubeforgeError("no SCC to grant: set scc, or for_workload with a pod template some default SCC admits")
-    result["scc"] = scc
-    if recommendation and params.get("scc") and recommendation.scc and recommendation.scc != params["scc"]:
-        result["warnings"].append(f"the workload needs no more than SCC {recommendation.scc}, but {params['scc']} is granted")
     pins, pin_warnings = pin.prepare(cluster, params, scc, subjects)  # reads only: fails before anything is granted
     result["warnings"].extend(pin_warnings)
     if not subjects:
         if recommendation is None and not pins:
             raise KubeforgeError("name at least one of service_accounts, users, groups or pin_workloads")
         return pin.write(cluster, pins, scc, result)  # a recommendation and/or pins only
-    if params.get("state", "present") == "present":  # revoking a broad grant is always allowed
+    if params["state"] == "present":  # revoking a broad grant is always allowed
         access.check_broad_subjects(subjects, params.get("allow_broad_subjects"))
-    namespace = _binding_namespace(params, subjects)
+    namespace = access.binding_namespace(subjects, params.get("namespace"), params.get("cluster_wide"))
 
     evidence = detect_openshift(cluster.client)
     result["openshift"] = bool(evidence)
     if not evidence and params.get("fallback") == "pod_security":
         return pin.write(cluster, pins, scc, _pod_security_fallback(cluster, params, check_mode, scc, namespace, result))
+    observed = _observe_grant(cluster, scc, evidence, params["state"])
+    plan = access.plan_grant(scc, params["state"], namespace, subjects, observed, params.get("remove_from_scc_lists"))
+    result["warnings"].extend(plan.warnings)
+    return pin.write(cluster, pins, scc, _carry_out(cluster, plan, result))
+
+
+def _observe_grant(cluster, scc, evidence, state):
+    """What ``access.plan_grant`` decides from: the SCC API (refused without one), the SCC and, for a grant, its
+    ClusterRole."""
     try:
         cluster.resource(SCC_KIND, SCC_API)
     except K8sError as exc:
@@ -135,33 +103,29 @@ def apply(cluster, params, check_mode):
             f"this cluster has no SecurityContextConstraints API (not OpenShift): nothing to grant; set fallback=pod_security "
             f"to relax the namespace's Pod Security level instead ({exc})"
         ) from exc
-    scc_obj = cluster.get(SCC_KIND, scc, None, SCC_API)
-    if scc_obj is None and params["state"] == "present":
-        raise KubeforgeError(f"SecurityContextConstraints {scc} does not exist")
-    if scc_obj is None:
-        # Taking back a grant of an SCC deleted meanwhile: its binding may still name the subjects.
-        result["warnings"].append(f"SecurityContextConstraints {scc} does not exist: only its binding is cleaned up")
-    if not evidence:
-        result["warnings"].append(access.crd_only_warning("grant", params["state"]))
+    scc_object = cluster.get(SCC_KIND, scc, None, SCC_API)
+    cluster_role = None
+    if state == "present" and scc_object is not None:
+        cluster_role = cluster.get("ClusterRole", access.rbac_name(scc), None, access.RBAC_API_VERSION) is not None
+    return access.GrantObserved(openshift=bool(evidence), scc_object=scc_object, cluster_role=cluster_role)
 
-    kind = "RoleBinding" if namespace else "ClusterRoleBinding"
+
+def _carry_out(cluster, plan, result):
+    """The writes of ``plan``, in order: the ClusterRole, the binding, the SCC's legacy lists."""
     changed = False
-    if params["state"] == "present" and cluster.get("ClusterRole", access.rbac_name(scc), None, access.RBAC_API_VERSION) is None:
-        cluster.create(access.scc_cluster_role(scc))
-        result["created_cluster_role"] = access.rbac_name(scc)
+    if plan.cluster_role is not None:
+        cluster.create(plan.cluster_role)
+        result["created_cluster_role"] = plan.cluster_role["metadata"]["name"]
         changed = True
-    before, binding, edited = _edit_binding(cluster, kind, scc, namespace, subjects, params["state"])
-    changed = changed or edited
-    if params["state"] == "absent":
-        result["removed_from_scc_lists"] = (
-            _remove_legacy(cluster, scc_obj, subjects, params, result) if params.get("remove_from_scc_lists") and scc_obj else []
-        )
-        changed = changed or bool(result["removed_from_scc_lists"])
-
+    before, binding, edited = _edit_binding(cluster, plan.binding_kind, plan.scc, plan.namespace, plan.subjects, plan.state)
+    if plan.state == "absent":
+        if plan.legacy_patch:
+            cluster.patch(SCC_KIND, plan.scc, plan.legacy_patch, None, SCC_API, patch_type="json")
+        result["removed_from_scc_lists"] = plan.legacy_removed
     result.update(
-        changed=changed, binding=_summary(binding), diff=diff_view(before, binding, key="binding")
+        changed=changed or edited or bool(plan.legacy_removed), binding=_summary(binding), diff=diff_view(before, binding, key="binding")
     )
-    return pin.write(cluster, pins, scc, result)
+    return result
 
 
 def _edit_binding(cluster, kind, scc, namespace, subjects, state):
@@ -192,20 +156,10 @@ def _edit_binding(cluster, kind, scc, namespace, subjects, state):
     return retry_guarded(attempt, f"{kind} {where}{name}", error=KubeforgeError, refusal_pause=BINDING_REFUSAL_PAUSE, guards=(HTTP_CONFLICT,))
 
 
-def _remove_legacy(cluster, scc_obj, subjects, params, result):
-    removed = []
-    for subject in subjects:
-        changed, json_patch = access.remove_from_scc_lists(scc_obj, subject)
-        if changed:
-            scc_obj = cluster.patch(SCC_KIND, params["scc"] or result["scc"], json_patch, None, SCC_API, patch_type="json").after or scc_obj
-            removed.append(access.legacy_entry(subject)[1])
-    return removed
-
-
 def _pod_security_fallback(cluster, params, check_mode, scc, namespace, result):
     if not namespace:
         raise KubeforgeError("the Pod Security fallback needs a namespace: Pod Security levels are set per namespace")
-    level = psa_level(scc)
+    level = access.psa_level(scc)
     if params["state"] == "present":
         # the level is the namespace's, shared by every grant there: never tightened by a narrower SCC's grant
         current = ((cluster.get("Namespace", namespace, None) or {}).get("metadata") or {}).get("labels") or {}

@@ -44,10 +44,16 @@ def test_rollout_check_mode_and_idempotence(run_module, kubeconfig, namespace, a
     unchanged = apps.read_namespaced_daemon_set("agent", namespace)
     assert unchanged.metadata.generation == before.metadata.generation and not canary_annotations(unchanged)
 
+    # the step check mode predicted, for real (wait=false: one step): the same phase, DaemonSet and canary nodes
+    step = run_module("daemonset_canary", dict(args, wait=False), diff=True)
+    assert not step.get("failed"), step
+    for key in ("changed", "phase", "canary_nodes", "diff"):
+        assert predicted[key] == step[key], (key, predicted[key], step[key])
+
     done = run_module("daemonset_canary", args, diff=True)
     assert not done.get("failed"), done
     assert done["changed"] is True and done["phase"] == "done", done
-    assert [e["reason"] for e in done["events"]] == ["CanaryStarted", "CanaryPassed", "CanaryCompleted"], done["events"]
+    assert [e["reason"] for e in done["events"]] == ["CanaryPassed", "CanaryCompleted"], done["events"]
     ds = wait_settled(apps, namespace, "agent")
     assert ds.status.desired_number_scheduled >= NODES
     images = pods_by_image(api, namespace, "agent")
@@ -155,8 +161,15 @@ def test_one_step_per_run_and_resume_after_kill(run_module, kubeconfig, namespac
     assert ds.spec.update_strategy.rolling_update.max_unavailable == 1 and not canary_annotations(ds)
 
     # Kill a waiting run mid-rollout (SIGKILL: nothing is cleaned up), then run again: it resumes from the annotations.
+    # The canary passes as soon as its pod is Ready (canary_ready_seconds 0), so the fast phase replaces all but one
+    # of the nodes one at a time and lasts seconds: while the canary waited 5 s the controller, at maxUnavailable 1,
+    # could replace nearly every pod, and the fast phase left was too short for the poll to see.
     proc = start_module_subprocess(
-        tmp_path, "daemonset_canary", dict(args, images={"agent": V1}, batch="1", wait=True), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        tmp_path,
+        "daemonset_canary",
+        dict(args, images={"agent": V1}, batch="1", wait=True, canary_ready_seconds=0),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
     def phase():

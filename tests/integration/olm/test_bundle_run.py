@@ -106,6 +106,16 @@ def ok(result):
     return result
 
 
+def same_plan(predicted, done):
+    """Check mode's result and the real run's agree on what the run does: the operation, the bundle, what is created,
+    the CatalogSource's and the Subscription's specs."""
+    for key in ("operation", "bundle", "created", "catalog_address"):
+        assert predicted.get(key) == done.get(key), (key, predicted.get(key), done.get(key))
+    for key in ("catalog_source", "subscription"):
+        assert predicted[key]["spec"] == done[key]["spec"], (key, predicted[key]["spec"], done[key]["spec"])
+    return True
+
+
 def test_run_upgrade_cleanup_through_real_opm_serve(run_module, kubeconfig, namespace, custom, api, opm_serve):
     ns = namespace
     first_address = opm_serve([V1])
@@ -131,6 +141,8 @@ def test_run_upgrade_cleanup_through_real_opm_serve(run_module, kubeconfig, name
     groups = items(custom, ns, "operatorgroups", "v1")
     targets = installmode.choose_targets(core.read_bundle(V1).install_modes, ns)  # the collection's choice for the CSV's modes
     assert len(groups) == 1 and (groups[0]["spec"].get("targetNamespaces") or []) == targets, groups
+    # check mode decided what the real run did (one plan, olm.bundle_run.plan_run)
+    assert same_plan(predicted, first)
 
     again = ok(run(run_module, kubeconfig, ns, bundle_dir=V1, serve="address", catalog_address=first_address))
     assert again["changed"] is False and again["operation"] == "same", again
@@ -150,6 +162,7 @@ def test_run_upgrade_cleanup_through_real_opm_serve(run_module, kubeconfig, name
     upgraded = ok(run(run_module, kubeconfig, ns, bundle_dir=V2, serve="address", catalog_address=second_address))
     assert upgraded["changed"] is True and upgraded["operation"] == "upgrade"
     assert upgraded["installed_csv"] == "kube-demo.v0.0.2" and upgraded["phase"] == "Succeeded"
+    assert same_plan(predicted_upgrade, upgraded)
     assert len(upgraded["approved_install_plans"]) == 1 and upgraded["approved_install_plans"] != first["approved_install_plans"]
     stored = catalog_source(custom, ns)
     assert stored["spec"]["address"] == second_address

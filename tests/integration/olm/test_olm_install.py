@@ -262,6 +262,11 @@ def actions(result):
     return {f"{o['kind']} {o['namespace'] + '/' if o['namespace'] else ''}{o['name']}": (o["action"], o["validated"]) for o in result["objects"]}
 
 
+def applied(result):
+    """``(kind, namespace, name, action)`` of every object a run applied (check mode: would apply), in order."""
+    return [(o["kind"], o.get("namespace"), o["name"], o["action"]) for o in result["objects"]]
+
+
 def test_install_waits_is_idempotent_downloads_and_repairs(run_module, kubeconfig, mini, apis, http_root):
     ns, ops, crd = mini["ns"], mini["ops"], mini["crd"]
 
@@ -290,6 +295,10 @@ def test_install_waits_is_idempotent_downloads_and_repairs(run_module, kubeconfi
     assert csv["status"]["phase"] == "Succeeded"
     assert apis["custom"].get_cluster_custom_object(mini["group"], "v1", "widgets", "cluster")["spec"] == {"size": 1}
     assert read(apis["custom"].get_namespaced_custom_object, "operators.coreos.com", "v1alpha1", ns, "catalogsources", "default-catalog") is None
+    # check mode ran the real run's plan as dry runs: the same objects in the same order, the same verdicts
+    assert applied(predicted) == applied(first)
+    for key in ("created", "updated", "left_out", "previous_install", "version", "source"):
+        assert predicted[key] == first[key], key
 
     # second run, downloaded from a loopback mirror laid out like the GitHub releases: nothing to do
     base = http_root(mini["root"])

@@ -250,6 +250,8 @@ def test_install_upgrade_pin_downgrade_and_uninstall(v1_catalog, run_module, api
         assert first["installed_bundle"]["name"] == "kube-v1demo.v0.1.0"
         assert first["service_account"] == f"{name}-installer"
         assert first["installer"]["bundles"] == ["kube-v1demo.v0.1.0"]
+        # check mode planned the installer the real run applied (its objects as dry runs, the same names and actions)
+        assert {k: dry.get(k) for k in ("service_account", "installer", "warnings")} == {k: first.get(k) for k in ("service_account", "installer", "warnings")}
         assert _exists(lambda: k8s.ApiextensionsV1Api(api).read_custom_resource_definition(CRD))
         # least privilege: the installer may manage the CRDs and Deployments it installs, not others
         sa = first["service_account"]

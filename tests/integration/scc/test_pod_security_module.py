@@ -45,6 +45,7 @@ def test_relabel_report_refuse_restore(run_module, kubeconfig, namespace, api):
 
     applied = run_module("pod_security", dict(args, enforce="restricted", warn="restricted", label_sync=False))
     assert applied["changed"] is True and "priv" in applied["violations"], applied
+    assert {k: predicted[k] for k in ("changed", "labels", "violations")} == {k: applied[k] for k in ("changed", "labels", "violations")}
     assert labels(core, namespace) == {
         ENFORCE: "restricted",
         "pod-security.kubernetes.io/warn": "restricted",

@@ -59,11 +59,14 @@ def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, ap
     args = {"kubeconfig": kubeconfig, "scc": name, "service_accounts": [f"{namespace}/app", f"{namespace}/other"]}
     assert not can_use(api, namespace, "app", name)
 
-    predicted = run_module("scc_access", args, check_mode=True)
+    predicted = run_module("scc_access", args, check_mode=True, diff=True)
     assert predicted["changed"] is True and not predicted.get("failed"), predicted
     assert not can_use(api, namespace, "app", name)
 
     granted = run_module("scc_access", args, diff=True)
+    # check mode ran the same plan as dry runs: it reported what the real run did
+    for key in ("binding", "created_cluster_role", "warnings", "openshift", "diff"):
+        assert predicted[key] == granted[key], key
     assert granted["changed"] is True and granted["openshift"] is False, granted
     assert granted["binding"]["kind"] == "RoleBinding" and granted["binding"]["namespace"] == namespace
     assert granted["created_cluster_role"] == f"system:openshift:scc:{name}"
@@ -93,8 +96,16 @@ def test_grant_and_revoke_service_accounts(run_module, kubeconfig, namespace, ap
     assert revoke_one["changed"] is True and [s["name"] for s in revoke_one["binding"]["subjects"]] == ["other"]
     assert not can_use(api, namespace, "app", name) and can_use(api, namespace, "other", name)
 
-    legacy = run_module("scc_access", dict(args, state="absent", service_accounts=[f"{namespace}/other", f"{namespace}/legacy"], remove_from_scc_lists=True))
+    legacy_args = dict(args, state="absent", service_accounts=[f"{namespace}/other", f"{namespace}/legacy"], remove_from_scc_lists=True)
+    predicted = run_module("scc_access", legacy_args, check_mode=True)
+    assert custom.get_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", name)["users"] == [
+        f"system:serviceaccount:{namespace}:legacy"
+    ]
+    legacy = run_module("scc_access", legacy_args)
     assert legacy["changed"] is True and legacy["binding"] is None, legacy
+    assert {key: predicted[key] for key in ("changed", "binding", "removed_from_scc_lists")} == {
+        key: legacy[key] for key in ("changed", "binding", "removed_from_scc_lists")
+    }
     assert legacy["removed_from_scc_lists"] == [f"system:serviceaccount:{namespace}:legacy"]
     assert custom.get_cluster_custom_object("security.openshift.io", "v1", "securitycontextconstraints", name)["users"] == []
     with pytest.raises(ApiException):

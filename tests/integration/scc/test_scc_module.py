@@ -76,6 +76,9 @@ def test_create_check_mode_diff_idempotence_update_and_remove(run_module, kubeco
     for field, value in created["definition"].items():
         if field not in ("metadata",):
             assert stored.get(field) == value, field
+    # check mode applied the same definition as a dry run: what it predicted is what was stored
+    assert (predicted["definition"], predicted["relaxations"], predicted["warnings"]) == (created["definition"], created["relaxations"], created["warnings"])
+    assert {k: v for k, v in predicted["scc"].items() if k != "metadata"} == {k: v for k, v in stored.items() if k != "metadata"}
 
     again = run_module("scc", args, diff=True)
     assert again["changed"] is False, again["diff"]

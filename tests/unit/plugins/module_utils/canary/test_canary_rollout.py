@@ -997,3 +997,72 @@ def test_a_halted_rollout_offers_undo_and_rollback(observed, where):
         assert "undo=true (without template or images" in action.message and "the run succeeds" in action.message, action.message
         assert "on_failure=rollback and the same template" in action.message and "phase rolledback" in action.message, action.message
         assert "Fix the template and run again" in action.message
+
+
+# ------------------------------------------------------------------------------- the new revision's pods alone
+
+MIXED = [pod("n1", H2), pod("n2", H2, ready=False), pod("n3", H1, terminating=True), pod("n4", H1, False, 9, "CrashLoopBackOff")]
+
+# (id, desired, DaemonSet, pods): phase fast (or over) without canary nodes, where a watch may show the new revision's
+# pods only; every decision must be the one made from all the pods.
+NARROWED = [
+    ("fast, old pods terminating and an old one crashing", DESIRED, daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2, available=2), MIXED),
+    ("fast, complete", DESIRED, daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=4), ALL_NEW),
+    ("fast, a new pod crashing: halt", DESIRED, daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2),
+     MIXED + [pod("n5", H2, False, 4, "CrashLoopBackOff")]),
+    ("fast, a new pod crashing: rollback", ROLLBACK, daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2),
+     MIXED + [pod("n5", H2, False, 4, "CrashLoopBackOff")]),
+    ("fast, past rollout_timeout", TIMED, daemonset(ann=annotations(ro.FAST, since=NOW - 301), strategy=TEN, updated=3), MIXED),
+    ("fast, batch changed", BATCH3, daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2), MIXED),
+    ("fast, generation not observed", DESIRED, daemonset(ann=annotations(ro.FAST), strategy=TEN, observed=6, updated=2), MIXED),
+    ("over, complete", DESIRED, daemonset(strategy=ORIGINAL, updated=4), ALL_NEW),
+    ("over, generation not observed", DESIRED, daemonset(strategy=ORIGINAL, observed=6, updated=4), ALL_NEW),
+]
+
+
+@pytest.mark.parametrize("desired, ds, pods", [c[1:] for c in NARROWED], ids=[c[0] for c in NARROWED])
+def test_a_narrowed_view_decides_as_every_pod_does(desired, ds, pods):
+    full = seen(ds, pods)
+    assert ro.narrowed_view_holds(desired, full.daemonset)
+    narrowed = seen(ds, [p for p in pods if p["metadata"]["labels"]["controller-revision-hash"] == H2])
+    assert ro.next_step(desired, narrowed) == ro.next_step(desired, full)
+
+
+@pytest.mark.parametrize(
+    "ds",
+    [
+        daemonset(ann=annotations(ro.CANARY), updated=1),
+        daemonset(ann=annotations(ro.PAUSED), strategy=ro.ON_DELETE_STRATEGY, updated=1),
+        daemonset(ann=annotations(ro.HALTED_PHASE, failure="crash"), updated=1),
+        daemonset(V1, ann=annotations(ro.ROLLING_BACK, failure="crash"), updated=1),
+        daemonset(ann=annotations(ro.FAST, nodes=("n1",)), strategy=ro.ON_DELETE_STRATEGY, updated=1),
+        daemonset(V3, ann=annotations(ro.FAST), strategy=TEN, updated=1),  # someone else's template
+    ],
+    ids=["canary", "paused", "halted", "rolling back", "node-selective", "template changed"],
+)
+def test_every_pod_comes_back_into_view_outside_the_fast_phase(ds):
+    assert not ro.narrowed_view_holds(DESIRED, obs.daemonset_state(ds))
+
+
+FAST_DS = daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=2)
+CANARY_PASSED = seen(daemonset(ann=annotations(ro.CANARY, since=NOW - 10), updated=1), NEW_READY)
+
+
+@pytest.mark.parametrize(
+    "desired, observed, revision",
+    [
+        (DESIRED, CANARY_PASSED, H2),  # the canary passed: the patch into phase fast
+        (DESIRED, seen(FAST_DS, MIXED), H2),  # waiting in phase fast
+        (BATCH3, seen(FAST_DS, MIXED), H2),  # the batch changed within phase fast
+        (DESIRED, seen(daemonset(ann=annotations(ro.CANARY, since=NOW - 10), updated=1), old_pods()), None),  # still the canary
+        (DESIRED, seen(daemonset(ann=annotations(ro.FAST), strategy=TEN, updated=4), ALL_NEW), None),  # the last patch: over
+        (DESIRED, seen(FAST_DS, MIXED + [pod("n5", H2, False, 4, "CrashLoopBackOff")]), None),  # the halt
+        (DESIRED, seen(daemonset(ann=annotations(ro.FAST), strategy=TEN, observed=6), MIXED, REVISIONS[:1]), None),  # its revision not made yet
+        (ON_N1, seen(daemonset(ann=annotations(ro.FAST, nodes=("n1",)), strategy=ro.ON_DELETE_STRATEGY, updated=1), NEW_READY), None),
+        (ro.Desired(V2, wait=False), seen(FAST_DS, MIXED), None),  # one step per run: no watch
+        (ro.Desired(V2, undo=True), seen(FAST_DS, MIXED), None),
+    ],
+    ids=["canary passed", "fast", "batch changed", "canary", "completed", "halt", "no revision", "node-selective", "no wait", "undo"],
+)
+def test_the_watch_narrows_to_the_new_revision_once_the_canary_passed(desired, observed, revision):
+    assert ro.watched_revision(desired, observed, ro.next_step(desired, observed)) == revision

@@ -28,7 +28,7 @@ from lib.canary_cluster import (
     revision,
     template,
 )
-from lib.fakes import DiscoveredResource, api_exception
+from lib.fakes import DiscoveredResource, api_exception, selected
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import condition as uc
 from ansible_collections.kubeforge.operators.plugins.module_utils.canary import rollout as ro
@@ -149,6 +149,77 @@ def test_a_start_from_the_first_read_whose_guard_fails_is_left_to_the_watch(monk
     assert before_watch == [("DaemonSet", "PATCH")]  # refused: no Event for it
     assert [write[:2] for write in client.writes()] == [("DaemonSet", "PATCH"), ("DaemonSet", "PATCH"), ("Event", "CREATE")]
     assert client.stored("DaemonSet", "agent")["metadata"]["annotations"][ro.PHASE] == ro.CANARY
+
+
+# ------------------------------------------------------------------------------- the new revision's pods alone
+
+
+def scripted_watch(client, steps, calls):
+    """An ``observe`` over the fake client's objects: each call records the kinds and label selectors it watches;
+    each step changes the stored objects (the controller's work), then ``on_change`` decides on what the call's
+    sources show, until it returns something."""
+
+    def observe(_client, sources, on_change, timeout, **kwargs):
+        calls.append([(source.kind, source.label_selector) for source in sources])
+        while steps:
+            steps.pop(0)(client)
+            snapshot = {
+                source.key: {obj["metadata"]["name"]: obj for obj in client.objects.get(source.kind, []) if selected(obj, source.label_selector)}
+                for source in sources
+            }
+            outcome = on_change(snapshot)
+            if outcome is not None:
+                return outcome
+        raise AssertionError("the script ended before the rollout did")
+
+    return observe
+
+
+def canary_replaced(client):
+    client.objects["ControllerRevision"].append(revision(H2, V2, 2))
+    client.objects["Pod"][0] = pod("n1", H2)
+    client.stored("DaemonSet", "agent")["status"]["updatedNumberScheduled"] = 1
+
+
+def all_replaced(client):
+    client.objects["Pod"] = [pod(n, H2) for n in NODES]
+    client.stored("DaemonSet", "agent")["status"]["updatedNumberScheduled"] = 4
+
+
+def second_new_pod_crashing(client):
+    crashing = pod("n2", H2)
+    crashing["status"] = {
+        "conditions": [{"type": "Ready", "status": "False"}],
+        "containerStatuses": [{"name": "agent", "ready": False, "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}],
+    }
+    client.objects["Pod"][1] = crashing
+
+
+def nothing_new(client):
+    pass
+
+
+EVERY_POD = [("DaemonSet", None), ("Pod", "app=agent"), ("ControllerRevision", "app=agent")]
+NEW_PODS = [("DaemonSet", None), ("Pod", f"app=agent,controller-revision-hash={H2}")]
+
+
+def test_once_the_canary_passed_only_the_new_revisions_pods_are_watched(monkeypatch):
+    client, calls = cluster(), []
+    monkeypatch.setattr(glue, "observe", scripted_watch(client, [canary_replaced, all_replaced, nothing_new], calls))
+    result = glue.run(client, params(wait=True), False)
+    assert calls == [EVERY_POD, NEW_PODS]
+    assert [event["reason"] for event in result["events"]] == ["CanaryStarted", "CanaryPassed", "CanaryCompleted"]
+    assert result["phase"] == "done" and result["updated_number_scheduled"] == 4
+    assert client.stored("DaemonSet", "agent")["spec"]["updateStrategy"] == ORIGINAL
+
+
+def test_a_halt_in_the_fast_phase_brings_every_pod_back_into_view(monkeypatch):
+    client, calls = cluster(), []
+    monkeypatch.setattr(glue, "observe", scripted_watch(client, [canary_replaced, second_new_pod_crashing, nothing_new, nothing_new], calls))
+    with pytest.raises(glue.CanaryError, match="halted: new revision .*agent-7f9-n2.* CrashLoopBackOff"):
+        glue.run(client, params(wait=True), False)
+    assert calls == [EVERY_POD, NEW_PODS, EVERY_POD]  # the halted phase is decided on every pod again
+    assert client.stored("DaemonSet", "agent")["metadata"]["annotations"][ro.PHASE] == ro.HALTED_PHASE
 
 
 # ------------------------------------------------------------------------------------------- guarded patches

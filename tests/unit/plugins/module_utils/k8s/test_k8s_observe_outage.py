@@ -9,7 +9,7 @@ import time
 
 import pytest
 from kubernetes.client.rest import ApiException
-from lib.fakes import FakeDynamicClient, ScriptedResource
+from lib.fakes import FakeDynamicClient
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
@@ -65,8 +65,10 @@ def test_retry_pauses_double_up_to_the_maximum():
 
 
 def failing_then_listed(failures):
-    """LISTs fail with ``failures`` (in order), then answer one ConfigMap; watches stay quiet."""
-    return ScriptedResource(list(failures) + [{"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "cm", "namespace": "ns"}}]}])
+    """``(client, script)``: ConfigMap LISTs fail with ``failures`` (in order), then answer one; watches stay quiet."""
+    client = FakeDynamicClient(served={("v1", "ConfigMap")})
+    listed = {"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "cm", "namespace": "ns"}}]}
+    return client, client.script("ConfigMap", list(failures) + [listed])
 
 
 @pytest.fixture
@@ -75,41 +77,40 @@ def fast_retries(monkeypatch):
     monkeypatch.setattr(kf_observe, "RETRY_PAUSE_MAX", 0.004)
 
 
-def watch_one(resource, timeout=10):
+def watch_one(client, timeout=10):
     def on_change(snapshot):
         return sorted(snapshot["maps"]) or None
 
-    client = FakeDynamicClient(handles={("v1", "ConfigMap"): resource})
     try:
         return kf_observe.observe(client, [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, timeout)
     finally:
-        resource.closed.set()
+        client.stop_watches()
 
 
 def test_an_api_server_away_for_many_retries_is_waited_for(fast_retries):
     """Twelve refused LISTs in a row (the old limit gave up after five): the source is listed once the server answers."""
-    resource = failing_then_listed([refused() for _attempt in range(12)] + [api_error(503)])
-    assert watch_one(resource) == ["cm"]
-    assert len(resource.list_times) == 14
+    client, script = failing_then_listed([refused() for _attempt in range(12)] + [api_error(503)])
+    assert watch_one(client) == ["cm"]
+    assert len(script.list_times) == 14
 
 
 def test_an_api_server_that_stays_away_fails_after_transient_seconds(fast_retries, monkeypatch):
     monkeypatch.setattr(kf_observe, "TRANSIENT_SECONDS", 0.2)
-    resource = failing_then_listed([refused() for _attempt in range(100_000)])
+    client, script = failing_then_listed([refused() for _attempt in range(100_000)])
     started = time.monotonic()
     with pytest.raises(K8sError, match="Failed to watch maps: .*Connection refused") as failure:
-        watch_one(resource)
+        watch_one(client)
     assert failure.value.status is None
     assert 0.2 <= time.monotonic() - started < 5
     # the window runs from the first failure's handling to the last one's: each comes a moment after its LIST began
     # (on a loaded machine, milliseconds), so the LISTs themselves span the window less that moment
-    assert resource.list_times[-1] - resource.list_times[0] >= 0.15, resource.list_times[-1] - resource.list_times[0]
-    assert len(resource.list_times) > 5
+    assert script.list_times[-1] - script.list_times[0] >= 0.15, script.list_times[-1] - script.list_times[0]
+    assert len(script.list_times) > 5
 
 
 def test_a_real_error_fails_at_once(fast_retries):
-    resource = failing_then_listed([api_error(403)])
+    client, script = failing_then_listed([api_error(403)])
     with pytest.raises(K8sError) as failure:
-        watch_one(resource)
+        watch_one(client)
     assert failure.value.status == 403
-    assert len(resource.list_times) == 1
+    assert len(script.list_times) == 1

@@ -8,7 +8,7 @@ The dynamic client and its watch stream are fakes; the canary rollout watches it
 import threading
 
 import pytest
-from lib.fakes import FakeDynamicClient, WatchResponse
+from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
 
@@ -17,25 +17,17 @@ def config_map(name, version, payload):
     return {"kind": "ConfigMap", "metadata": {"name": name, "resourceVersion": version, "managedFields": [{"manager": "m"}]}, "data": {"payload": payload}}
 
 
-class ConfigMaps:
-    """Lists cm-listed, then watches cm-added added, cm-listed modified and cm-listed deleted."""
-
-    kind = "ConfigMap"
-
-    def __init__(self):
-        self.closed = threading.Event()
-        self.listed_seen = threading.Event()  # the watch starts once the listing has been decided on
-
-    def get(self, namespace=None, watch=False, **params):
-        if watch:
-            assert self.listed_seen.wait(10)
-            events = [
-                {"type": "ADDED", "object": config_map("cm-added", "11", "a")},
-                {"type": "MODIFIED", "object": config_map("cm-listed", "12", "b")},
-                {"type": "DELETED", "object": config_map("cm-listed", "13", "b")},
-            ]
-            return WatchResponse(events, self.closed)
-        return {"metadata": {"resourceVersion": "10"}, "items": [config_map("cm-listed", "9", "x")]}
+def config_maps(listed_seen):
+    """``(client, script)``: ConfigMaps listing cm-listed, then watching cm-added added, cm-listed modified and
+    cm-listed deleted, once ``listed_seen`` (an Event) is set: the listing has been decided on."""
+    client = FakeDynamicClient(served={("v1", "ConfigMap")})
+    events = [
+        listed_seen,
+        {"type": "ADDED", "object": config_map("cm-added", "11", "a")},
+        {"type": "MODIFIED", "object": config_map("cm-listed", "12", "b")},
+        {"type": "DELETED", "object": config_map("cm-listed", "13", "b")},
+    ]
+    return client, client.script("ConfigMap", [{"metadata": {"resourceVersion": "10"}, "items": [config_map("cm-listed", "9", "x")]}], [events])
 
 
 def only_payload(obj):
@@ -50,18 +42,18 @@ def only_payload(obj):
     ],
 )
 def test_the_snapshot_holds_what_reduce_keeps_of_every_listed_and_watched_object(reduce, first, last):
-    resource = ConfigMaps()
+    listed_seen = threading.Event()
+    client, _script = config_maps(listed_seen)
     snapshots = []
 
     def on_change(snapshot):
         snapshots.append({name: dict(obj) for name, obj in snapshot["maps"].items()})
-        resource.listed_seen.set()
+        listed_seen.set()
         return snapshot["maps"] if "cm-listed" not in snapshot["maps"] else None
 
-    client = FakeDynamicClient(handles={("v1", "ConfigMap"): resource})
     try:
         outcome = kf_observe.observe(client, [kf_observe.Source("maps", "v1", "ConfigMap", "ns", reduce=reduce)], on_change, 20)
     finally:
-        resource.closed.set()
+        client.stop_watches()
     assert snapshots[0] == first
     assert outcome == last

@@ -5,30 +5,19 @@ The dynamic client and its watch stream are fakes that send events on a schedule
 loop against the testbed (tests/integration/canary/).
 """
 
-import threading
 import time
 
-from lib.fakes import FakeDynamicClient, WatchResponse
+from lib.fakes import FakeDynamicClient
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.k8s import observe as kf_observe
 
 
-class StreamingResource:
-    kind = "ConfigMap"
-
-    def __init__(self, count, interval):
-        self.count, self.interval = count, interval
-        self.closed = threading.Event()
-
-    def get(self, namespace=None, watch=False, **params):
-        if watch:
-            # ADDED events for config maps cm-0 .. cm-<count-1>, one every interval seconds
-            events = [
-                {"type": "ADDED", "object": {"kind": "ConfigMap", "metadata": {"name": f"cm-{index}", "resourceVersion": str(10 + index)}}}
-                for index in range(self.count)
-            ]
-            return WatchResponse(events, self.closed, self.interval)
-        return {"metadata": {"resourceVersion": "7"}, "items": []}
+def streaming(count, interval):
+    """A fake client listing no ConfigMap, then watching cm-0 .. cm-<count-1> added, one every ``interval`` seconds."""
+    client = FakeDynamicClient(served={("v1", "ConfigMap")})
+    events = [{"type": "ADDED", "object": {"kind": "ConfigMap", "metadata": {"name": f"cm-{i}", "resourceVersion": str(10 + i)}}} for i in range(count)]
+    client.script("ConfigMap", [{"metadata": {"resourceVersion": "7"}, "items": []}], [events], interval)
+    return client
 
 
 def burn_cpu(seconds):
@@ -38,7 +27,7 @@ def burn_cpu(seconds):
         pass
 
 
-def watch(resource, cost, throttle, done_at):
+def watch(client, cost, throttle, done_at):
     """Observe until ``done_at`` config maps are seen; every decision burns ``cost`` s of CPU. Returns the calls as
     ``(started, ended, seen)`` and the outcome."""
     calls = []
@@ -50,17 +39,16 @@ def watch(resource, cost, throttle, done_at):
         calls.append((started, time.monotonic(), seen))
         return seen if seen >= done_at else None
 
-    client = FakeDynamicClient(handles={("v1", "ConfigMap"): resource})
     try:
         outcome = kf_observe.observe(client, [kf_observe.Source("maps", "v1", "ConfigMap", "ns")], on_change, 20, throttle=throttle)
     finally:
-        resource.closed.set()
+        client.stop_watches()
     return calls, outcome
 
 
 def test_throttled_calls_are_spaced_by_their_cost_and_the_last_state_is_decided():
     # 60 events, one every 5 ms (0.3 s); each decision costs 20 ms of CPU, throttle 3: at least 60 ms between calls.
-    calls, outcome = watch(StreamingResource(60, 0.005), cost=0.02, throttle=3, done_at=60)
+    calls, outcome = watch(streaming(60, 0.005), cost=0.02, throttle=3, done_at=60)
     assert outcome == 60
     assert calls[-1][2] == 60
     assert len(calls) < 30, f"{len(calls)} decisions for 60 events: the events were not applied together"
@@ -71,7 +59,7 @@ def test_throttled_calls_are_spaced_by_their_cost_and_the_last_state_is_decided(
 
 
 def test_without_throttle_every_batch_is_decided_at_once():
-    calls, outcome = watch(StreamingResource(20, 0.02), cost=0.001, throttle=None, done_at=20)
+    calls, outcome = watch(streaming(20, 0.02), cost=0.001, throttle=None, done_at=20)
     assert outcome == 20
     # Events 20 ms apart and decisions of 1 ms: each event gets its own decision.
     assert len(calls) >= 10, len(calls)
@@ -80,8 +68,7 @@ def test_without_throttle_every_batch_is_decided_at_once():
 def test_a_quiet_watch_is_answered_at_once():
     """A costly decision does not delay the next one when nothing arrived in between: the throttle only spaces
     decisions while events stream in, and the event after a quiet period is decided at once."""
-    resource = StreamingResource(2, 0.5)
-    calls, outcome = watch(resource, cost=0.05, throttle=4, done_at=2)
+    calls, outcome = watch(streaming(2, 0.5), cost=0.05, throttle=4, done_at=2)
     assert outcome == 2
     # Three decisions: the LIST (0 maps), then each event, 0.5 s apart: far more than 0.05 * 4 after the last call.
     assert [seen for _started, _ended, seen in calls] == [0, 1, 2]

@@ -275,3 +275,124 @@ def test_legacy_entry_rejects_unknown_kind():
 )
 def test_a_cluster_with_only_the_scc_crd_is_told_what_the_change_means(what, state, words):
     assert access.crd_only_warning(what, state) == "the SCC API is served by a CRD, not by OpenShift: " + words
+
+
+# ------------------------------------------------------------------------------------------ a grant's plan
+
+
+@pytest.mark.parametrize(
+    "subjects, namespace, cluster_wide, expected",
+    [
+        ([access.service_account_subject("a", "x"), access.service_account_subject("a", "y")], None, False, "a"),
+        ([access.user_subject("alice")], "b", False, "b"),
+        ([access.service_account_subject("a", "x")], None, True, None),
+    ],
+)
+def test_binding_namespace(subjects, namespace, cluster_wide, expected):
+    assert access.binding_namespace(subjects, namespace, cluster_wide) == expected
+
+
+@pytest.mark.parametrize(
+    "subjects",
+    [[access.service_account_subject("a", "x"), access.service_account_subject("b", "y")], [access.group_subject("devs")]],
+)
+def test_binding_namespace_needs_a_choice(subjects):
+    with pytest.raises(KubeforgeError, match="set namespace"):
+        access.binding_namespace(subjects)
+
+
+def test_a_binding_in_another_namespace_than_the_service_accounts_is_refused():
+    """SCC admission checks `use` in the pod's namespace: a RoleBinding in b would grant a/x's pods nothing."""
+    with pytest.raises(KubeforgeError, match="ServiceAccount a/x run pods outside namespace b"):
+        access.binding_namespace([access.service_account_subject("a", "x"), access.service_account_subject("b", "y")], "b")
+
+
+@pytest.mark.parametrize(
+    "scc, level",
+    [
+        ("restricted-v2", "restricted"),
+        ("nonroot-v2", "restricted"),
+        ("anyuid", "baseline"),
+        ("privileged", "privileged"),
+        ("hostaccess", "privileged"),
+        ("custom", "privileged"),
+    ],
+)
+def test_psa_level(scc, level):
+    assert access.psa_level(scc) == level
+
+
+class Recommended:
+    def __init__(self, scc):
+        self.scc = scc
+
+
+@pytest.mark.parametrize(
+    "given, recommended, chosen, warned",
+    [
+        ("anyuid", None, "anyuid", None),
+        (None, "nonroot-v2", "nonroot-v2", None),
+        ("anyuid", "anyuid", "anyuid", None),
+        ("privileged", "restricted-v2", "privileged", "needs no more than SCC restricted-v2, but privileged is granted"),
+    ],
+)
+def test_choose_scc(given, recommended, chosen, warned):
+    scc, warnings = access.choose_scc(given, Recommended(recommended) if recommended else None)
+    assert scc == chosen
+    assert warnings == ([] if warned is None else [w for w in warnings if warned in w])
+    assert len(warnings) == (warned is not None)
+
+
+@pytest.mark.parametrize("recommendation", [None, Recommended(None)], ids=["nothing given", "no default SCC admits the workload"])
+def test_no_scc_to_grant_is_refused(recommendation):
+    with pytest.raises(KubeforgeError, match="no SCC to grant"):
+        access.choose_scc(None, recommendation)
+
+
+LEGACY_SCC = {"metadata": {"name": "anyuid"}, "users": ["system:serviceaccount:myns:mysa", "bob", "system:serviceaccount:other:mysa"], "groups": ["ops", "dev"]}
+
+
+def test_subjects_leave_the_legacy_lists_in_one_patch_each_op_testing_what_the_one_before_left():
+    removed, patch = access.remove_subjects_from_scc_lists(LEGACY_SCC, [SA, ALICE, OPS, OTHER_SA])
+    assert removed == ["system:serviceaccount:myns:mysa", "ops", "system:serviceaccount:other:mysa"]  # alice is in no list
+    assert patch == [
+        {"op": "test", "path": "/users", "value": LEGACY_SCC["users"]},
+        {"op": "replace", "path": "/users", "value": ["bob", "system:serviceaccount:other:mysa"]},
+        {"op": "test", "path": "/groups", "value": ["ops", "dev"]},
+        {"op": "replace", "path": "/groups", "value": ["dev"]},
+        {"op": "test", "path": "/users", "value": ["bob", "system:serviceaccount:other:mysa"]},
+        {"op": "replace", "path": "/users", "value": ["bob"]},
+    ]
+    assert LEGACY_SCC["users"][0] == "system:serviceaccount:myns:mysa"  # the input is not changed
+
+
+GONE = "SecurityContextConstraints anyuid does not exist: only its binding is cleaned up"
+OBSERVED = access.GrantObserved(openshift=True, scc_object=LEGACY_SCC, cluster_role=True)
+
+
+@pytest.mark.parametrize(
+    "state, namespace, observed, remove_legacy, expect",
+    [
+        ("present", "myns", OBSERVED, False, {"kind": "RoleBinding", "cluster_role": False, "removed": [], "warnings": []}),
+        ("present", None, OBSERVED._replace(cluster_role=False), False, {"kind": "ClusterRoleBinding", "cluster_role": True, "removed": [], "warnings": []}),
+        ("present", "myns", OBSERVED._replace(openshift=False), False,
+         {"kind": "RoleBinding", "cluster_role": False, "removed": [], "warnings": [access.crd_only_warning("grant", "present")]}),
+        ("absent", "myns", OBSERVED._replace(cluster_role=False), False, {"kind": "RoleBinding", "cluster_role": False, "removed": [], "warnings": []}),
+        ("absent", "myns", OBSERVED, True, {"kind": "RoleBinding", "cluster_role": False, "removed": ["system:serviceaccount:myns:mysa"], "warnings": []}),
+        ("absent", "myns", OBSERVED._replace(scc_object=None), True,
+         {"kind": "RoleBinding", "cluster_role": False, "removed": [], "warnings": [GONE]}),
+    ],
+    ids=["grant", "grant cluster-wide, the ClusterRole missing", "grant on the CRD only", "revoke", "revoke from the legacy lists too",
+         "revoke of a deleted SCC"],
+)
+def test_plan_grant(state, namespace, observed, remove_legacy, expect):
+    plan = access.plan_grant("anyuid", state, namespace, [SA], observed, remove_legacy)
+    assert (plan.binding_kind, plan.namespace, plan.subjects) == (expect["kind"], namespace, [SA])
+    assert plan.cluster_role == (access.scc_cluster_role("anyuid") if expect["cluster_role"] else None)
+    assert plan.legacy_removed == expect["removed"] and bool(plan.legacy_patch) == bool(expect["removed"])
+    assert plan.warnings == expect["warnings"]
+
+
+def test_a_grant_of_a_missing_scc_is_refused():
+    with pytest.raises(KubeforgeError, match="SecurityContextConstraints anyuid does not exist"):
+        access.plan_grant("anyuid", "present", "myns", [SA], OBSERVED._replace(scc_object=None))
