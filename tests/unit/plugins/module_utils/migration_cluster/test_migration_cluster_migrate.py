@@ -18,7 +18,7 @@ import json
 
 import pytest
 import yaml
-from lib.fakes import CLUSTER_SCOPED_KINDS, FakeDynamicClient, FakeModule
+from lib.fakes import FakeDynamicClient, FakeModule
 from lib.testdata import DATA_DIR
 
 from ansible_collections.kubeforge.operators.plugins.module_utils.errors import InvalidInputError, KubeforgeError
@@ -175,24 +175,12 @@ def cluster_objects(approval="Automatic", targets=None):
 ADOPTED = [("CustomResourceDefinition", CRD), ("ClusterRole", VIEWER), ("ConfigMap", CONFIGMAP), ("ServiceAccount", DEPLOYMENT), ("Deployment", DEPLOYMENT)]
 
 
-class BoundResource:
-    """A discovered resource whose ``get`` lists through its client (what ``Cluster.list`` calls)."""
-
-    def __init__(self, client, kind, api_version):
-        self.client, self.kind, self.api_version = client, kind, api_version
-        self.name = kind.lower() + "s"
-        self.namespaced = kind not in CLUSTER_SCOPED_KINDS | {"Operator"}
-
-    def get(self, namespace=None, **selectors):
-        return self.client.get(self, namespace=namespace, **selectors)
-
-
 class FakeCluster(FakeDynamicClient):
     """The fake client with what the glue sends besides: server-side apply (a deep merge, the field manager kept
     per object) and DELETE with DeleteOptions (the propagation recorded)."""
 
     def __init__(self, objects):
-        super().__init__(objects, handles={(api_version, kind): BoundResource(self, kind, api_version) for api_version, kind in SERVED})
+        super().__init__(objects, served=SERVED)
         self.managers = {}
         self.deletions = []
         self.collected = []  # (kind, name) the simulated garbage collector deleted
