@@ -28,7 +28,8 @@ description:
     other operators), V(InstallModeMismatch) (the OperatorGroup does not
     fit the CSV''s install modes, or there are none or several), V(PodSecurityRejected), V(SCCRejected),
     V(CrashLoop) (naming the container, its image, its last exit code and reason such as C(Error) or C(OOMKilled),
-    and the last five lines of its log, or briefly why there is none), V(ImagePullFailed) (naming the container and
+    and the last five lines of its log, or briefly why there is none; also while the container runs again between
+    two crashes, until it has run for 10 minutes and the kubelet resets its back-off), V(ImagePullFailed) (naming the container and
     its image, with what to check when no mirror covers it; the kubelet alternates C(ErrImagePull) and
     C(ImagePullBackOff) while a pull fails, and either is this finding), V(BundleUnpackFailed),
     V(CatalogNotServing), V(PackageServerUnavailable), V(CSVFailed) for other failed CSVs, and OLM''s own reason for

@@ -487,9 +487,9 @@ def _where_the_log_is(snap, pod, container):
     return f"{command}; olm_diagnose with dest writes its last lines into a support tarball"
 
 
-def pod_is_stuck(pod):
-    """Whether ``pod`` has a stuck container as the diagnosis counts it (``stuck_pods``)."""
-    return stuck_container(pod, wait_for_backoff=False)[0] is not None
+def pod_is_stuck(pod, now=None):
+    """Whether ``pod`` has a stuck container as the diagnosis counts it (``stuck_pods``; ``now``: the read's time)."""
+    return stuck_container(pod, wait_for_backoff=False, now=now)[0] is not None
 
 
 def stuck_pods(snap):
@@ -498,7 +498,7 @@ def stuck_pods(snap):
     created), naming the container, its image, and for a crash loop the last exit and log lines."""
     findings = []
     for pod in operator_pods(snap):
-        container, waiting = stuck_container(pod, wait_for_backoff=False)
+        container, waiting = stuck_container(pod, wait_for_backoff=False, now=snap.get("now"))
         if container is None:
             continue
         reason, message = waiting.get("reason"), waiting.get("message") or ""

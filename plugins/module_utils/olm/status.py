@@ -233,16 +233,39 @@ def webhook_unreachable_for_now(rs, now):
 CRASH_LOOP_MIN_RESTARTS = 3
 
 
-def stuck_container(pod, wait_for_backoff=True):
+# The kubelet resets a container's restart back-off once it has run this long without exiting: until then a
+# container that crashed and runs again is still in its crash loop.
+CRASH_LOOP_RESET_SECONDS = 600
+
+
+def running_between_crashes(container, done_on_exit_0, now):
+    """The waiting state a crash loop stands for while ``container`` runs again between two of its crashes, or {}:
+    it has restarted, its last run failed, and it has run for less than the kubelet's back-off reset (``now``: epoch
+    seconds). A real kubelet shows such a container ``running`` for as long as each run lasts."""
+    running = ((container or {}).get("state") or {}).get("running") or {}
+    last = ((container or {}).get("lastState") or {}).get("terminated") or {}
+    started = parse_time(running.get("startedAt"))
+    if not running or not last or started is None or now is None or not container.get("restartCount"):
+        return {}
+    if done_on_exit_0 and last.get("exitCode") in (None, 0):
+        return {}
+    if now - started >= CRASH_LOOP_RESET_SECONDS:
+        return {}
+    return {"reason": "CrashLoopBackOff", "message": f"running again for {int(now - started)}s after it {podstatus.describe_exit(last)}"}
+
+
+def stuck_container(pod, wait_for_backoff=True, now=None):
     """``(container status, waiting state)`` of the first container of ``pod`` that is stuck (podstatus.stuck, crash
     loops from CRASH_LOOP_MIN_RESTARTS restarts), init containers first; ``(None, None)`` when none is.
     ``wait_for_backoff``: a failed pull counts once the kubelet backs off (the waiting modules: POD_FAILURES); False
-    for a diagnosis, which reads once and counts both of the kubelet's alternating reasons."""
+    for a diagnosis, which reads once and counts both of the kubelet's alternating reasons. ``now`` (epoch seconds;
+    a diagnosis): a crash-looping container found running between two crashes counts too, so the verdict does not
+    depend on the moment of the read."""
     st = status(pod)
     runs_for_good = spec(pod).get("restartPolicy", "Always") == "Always"  # a Job's pod: OnFailure or Never
     containers = [(c, True) for c in st.get("initContainerStatuses") or []] + [(c, not runs_for_good) for c in st.get("containerStatuses") or []]
     for container, done_on_exit_0 in containers:
-        waiting = podstatus.container_waiting(container, done_on_exit_0)
+        waiting = podstatus.container_waiting(container, done_on_exit_0) or running_between_crashes(container, done_on_exit_0, now)
         if podstatus.stuck(waiting.get("reason"), container.get("restartCount"), CRASH_LOOP_MIN_RESTARTS, wait_for_backoff):
             return container, waiting
     return None, None

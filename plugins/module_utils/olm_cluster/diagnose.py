@@ -65,7 +65,7 @@ def _list(cluster, kind, api_version, namespace, notes, **selectors):
 def read_snapshot(cluster, namespace, package=None, events=50):
     """One read of what ``olm/diagnose.py`` needs; returns ``(snapshot, notes)`` (notes: what could not be read)."""
     notes = []
-    snap = {"namespace": namespace, "package": package}
+    snap = {"namespace": namespace, "package": package, "now": time.time()}
     for key, kind, api_version in KINDS:
         snap[key] = _list(cluster, kind, api_version, namespace, notes)
     # The catalogs the Subscriptions name, wherever they are (the global catalog namespace, usually).
@@ -127,7 +127,7 @@ def read_extension_snapshot(cluster, name, events=50):
     namespace = spec(extension).get("namespace")
     selector = ((spec(extension).get("source") or {}).get("catalog") or {}).get("selector")
     selectors = {"label_selector": ce.selector_string(selector)} if selector else {}
-    snap = {"extension": extension, "namespace": namespace}
+    snap = {"extension": extension, "namespace": namespace, "now": time.time()}
     snap["clustercatalogs"] = _list(cluster, cc.KIND, cc.API_VERSION, None, notes, **selectors)
     owned = f"{ce.OWNER_KIND_LABEL}={ce.KIND},{ce.OWNER_NAME_LABEL}={name}"
     snap["deployments"] = _list(cluster, "Deployment", "apps/v1", namespace, notes, label_selector=owned)
@@ -154,7 +154,7 @@ LOG_ROUNDS = 6
 LOG_ROUND_PAUSE_SECONDS = 2.0
 
 
-def pod_logs(cluster, namespace, pods, lines, sleep=time.sleep):
+def pod_logs(cluster, namespace, pods, lines, sleep=time.sleep, now=None):
     """``{"<pod>/<container>": text}``: the last ``lines`` of each stuck or crashed container (its previous run for a
     container that restarted). A node that serves no logs (KWOK's simulated ones) gives a note instead."""
     logs = {}
@@ -162,7 +162,7 @@ def pod_logs(cluster, namespace, pods, lines, sleep=time.sleep):
         return logs
     resource = cluster.resource("Pod", "v1")
     for pod in pods:
-        if not core.pod_is_stuck(pod):
+        if not core.pod_is_stuck(pod, now):
             continue
         for container in (pod.get("status") or {}).get("containerStatuses") or []:
             logs[f"{name_of(pod)}/{container.get('name')}"] = _container_log(resource, namespace, name_of(pod), container, lines, sleep)
@@ -291,7 +291,8 @@ def execute(module):
         operator = {}
     # One read of the stuck containers' logs: the crash loop findings quote their last lines, the tarball holds more.
     tarball_lines = p["log_lines"] if p.get("dest") else 0
-    logs = pod_logs(module.cluster, snapshot["namespace"], core.operator_pods(dict(snapshot, **operator)), max(tarball_lines, core.FINDING_LOG_LINES))
+    pods = core.operator_pods(dict(snapshot, **operator))
+    logs = pod_logs(module.cluster, snapshot["namespace"], pods, max(tarball_lines, core.FINDING_LOG_LINES), now=snapshot.get("now"))
     snapshot["logs"], snapshot["tarball"] = logs, bool(tarball_lines)
     if extension:
         findings = core_v1.diagnose(snapshot)

@@ -4,6 +4,7 @@ snapshots, each with the causes it must name (and a healthy one that names none)
 import pytest
 from lib.samples import real_kubelet_crash_loop_pod
 
+from ansible_collections.kubeforge.operators.plugins.module_utils.kubetime import format_time
 from ansible_collections.kubeforge.operators.plugins.module_utils.olm import diagnose as dg
 
 NS = "demo"
@@ -304,6 +305,39 @@ def test_the_crash_loop_finding_names_the_image_the_exit_and_the_last_log_lines(
     assert "bundle" not in finding.fix and "kubectl logs --previous -n demo crash -c main" in finding.fix
     assert ("the support tarball holds its last lines" in finding.fix) is tarball
     assert ("olm_diagnose with dest writes its last lines into a support tarball" in finding.fix) is not tarball
+
+
+def running_again(started_ago, restarts=4, exit_code=1):
+    """The crash-looping pod as a real kubelet shows it while a restarted run lasts: running, the failed run before
+    it in lastState."""
+    item = crash_pod()
+    status = item["status"]["containerStatuses"][0]
+    status["state"] = {"running": {"startedAt": format_time(NOW - started_ago)}}
+    status["lastState"] = {"terminated": {"exitCode": exit_code, "reason": "Error" if exit_code else "Completed"}}
+    status["restartCount"] = restarts
+    return item
+
+
+NOW = 1_800_000_000
+
+
+@pytest.mark.parametrize(
+    "pod, now, found",
+    [
+        (running_again(2), NOW, True),  # between two crashes: the same verdict as while it waits in back-off
+        (running_again(599), NOW, True),
+        (running_again(600), NOW, False),  # ran 10 minutes: the kubelet has reset its back-off, the loop is over
+        (running_again(2, restarts=2), NOW, False),  # operators often crash at start: a loop from 3 restarts on
+        (running_again(2), None, False),  # a reader without the read's time (the waiting modules) sees it running
+    ],
+    ids=["just restarted", "still in back-off", "recovered", "two restarts", "no time"],
+)
+def test_a_crash_loop_seen_between_two_crashes_is_still_a_crash_loop(pod, now, found):
+    findings = [f for f in dg.diagnose(broken(pods=[pod], now=now)) if f.cause == "CrashLoop"]
+    assert bool(findings) is found, findings
+    if found:
+        assert "is CrashLoopBackOff (restarts: 4): last exit code 1 (Error)" in findings[0].message, findings[0].message
+    assert dg.pod_is_stuck(pod, now) is found
 
 
 def test_an_image_pull_failure_names_the_container_and_its_image():

@@ -173,7 +173,7 @@ LOG = "".join(f"line {n}\n" for n in range(1, 101))
 def test_the_logs_are_read_once_for_the_finding_and_the_tarball(monkeypatch, params, asked_lines, tarball_log):
     calls, written = [], {}
 
-    def pod_logs(cluster, namespace, pods, lines):
+    def pod_logs(cluster, namespace, pods, lines, now=None):
         calls.append((namespace, [p["metadata"]["name"] for p in pods], lines))
         return {"op-1/manager": "".join(LOG.splitlines(True)[-lines:])}
 
